@@ -1,0 +1,10 @@
+/* spank-ext-cache: hooks run in srun, sbatch and salloc (local and allocator contexts). */
+#ifndef EXTC_CTX_CLIENT_H_
+#define EXTC_CTX_CLIENT_H_
+
+#include <slurm/spank.h>
+
+int extc_client_init(spank_t sp, int ac, char **av);
+int extc_client_init_post_opt(spank_t sp, int ac, char **av);
+
+#endif /* EXTC_CTX_CLIENT_H_ */

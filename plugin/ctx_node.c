@@ -1,0 +1,83 @@
+/* spank-ext-cache: hooks run by slurmd itself and by its job epilog (slurmd and job-script contexts). */
+#include <string.h>
+
+#include <slurm/spank.h>
+
+#include "config.h"
+#include "ctx_node.h"
+#include "fs_tree.h"
+#include "layout.h"
+#include "log.h"
+
+static int node_policy(const struct extc_config *cfg, struct extc_fs_policy *pol, char *node,
+		       size_t nodelen)
+{
+	if (cfg->allow_shared_fs && extc_layout_node_name(node, nodelen) < 0) {
+		extc_error("this node's host name cannot name a directory on a shared base");
+		return (-1);
+	}
+	extc_fs_policy_root(pol, cfg, node);
+	return (0);
+}
+
+/*
+ * At daemon start the base is made root-owned before any user can squat
+ * its name; a bad argument stops here, loudly, long before a job runs.
+ */
+int extc_node_slurmd_init(spank_t sp, int ac, char **av)
+{
+	struct extc_config cfg;
+	struct extc_fs_policy pol;
+	char why[512], node[EXTC_NODE_NAME_MAX + 1];
+
+	(void)sp;
+	if (extc_config_parse(&cfg, ac, av, why, sizeof(why)) < 0) {
+		extc_error("%s", why);
+		return (-1);
+	}
+	if (node_policy(&cfg, &pol, node, sizeof(node)) == 0 &&
+	    extc_tree_prepare_base(&cfg, &pol, why, sizeof(why)) < 0)
+		extc_error("%s (steps will try again)", why);
+	return (0);
+}
+
+/*
+ * The epilog removes every run of the job whatever mode was used: it
+ * cannot see options given to an inner srun. Only S_JOB_UID and S_JOB_ID
+ * are trusted here; nothing from the job's environment is read. It never
+ * fails: a failing epilog drains the node, and what is left behind is the
+ * user's own files, which the report names.
+ */
+int extc_node_job_epilog(spank_t sp, int ac, char **av)
+{
+	struct extc_config cfg;
+	struct extc_fs_policy pol;
+	struct extc_rm_report report;
+	char why[512], text[256], node[EXTC_NODE_NAME_MAX + 1];
+	uint32_t jobid;
+	uid_t uid;
+	uint64_t t0;
+
+	if (extc_config_parse(&cfg, ac, av, why, sizeof(why)) < 0) {
+		extc_error("epilog: %s", why);
+		return (0);
+	}
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS) {
+		extc_error("epilog: cannot read the job's uid and id");
+		return (0);
+	}
+	extc_log_scope_job(jobid, EXTC_STEP_PENDING);
+	if (node_policy(&cfg, &pol, node, sizeof(node)) < 0)
+		goto out;
+	t0 = extc_monotonic_ns();
+	if (extc_tree_remove_job(&cfg, &pol, uid, jobid, &report, why, sizeof(why)) < 0) {
+		extc_error("epilog: %s", why);
+		goto out;
+	}
+	extc_rm_report_text(&report, text, sizeof(text));
+	extc_verbose("epilog: %s in %.3f ms", text, (double)(extc_monotonic_ns() - t0) / 1e6);
+out:
+	extc_log_scope_clear();
+	return (0);
+}

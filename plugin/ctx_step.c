@@ -1,0 +1,228 @@
+/* spank-ext-cache: hooks run in slurmstepd, once per step per node (remote context). */
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+#include "config.h"
+#include "ctx_step.h"
+#include "envvars.h"
+#include "fs_tree.h"
+#include "layout.h"
+#include "log.h"
+#include "mode.h"
+#include "option.h"
+#include "text.h"
+
+/*
+ * One slurmstepd serves one step on one node; init_post_opt, user_init and
+ * exit run in it, and task_init in its forked children, so this state is
+ * seen by all of them.
+ */
+static struct {
+	bool configured;	/* init parsed the arguments */
+	bool managed;		/* this step has (or should have had) a directory */
+	bool created;
+	bool fail_step;		/* a problem the tasks must fail on */
+	bool warn_step;		/* a problem the user is told about, and the step goes on */
+	struct extc_config cfg;
+	struct extc_fs_policy pol;
+	char node_name[EXTC_NODE_NAME_MAX + 1];
+	struct extc_ids ids;
+	struct extc_choice choice;
+	char leaf_path[PATH_MAX];
+	char why[1024];
+} step;
+
+int extc_step_init(spank_t sp, int ac, char **av)
+{
+	char why[512];
+
+	memset(&step, 0, sizeof(step));
+	if (extc_config_parse(&step.cfg, ac, av, why, sizeof(why)) < 0) {
+		extc_error("%s", why);
+		return (-1);
+	}
+	step.configured = true;
+	return (extc_option_register(sp));
+}
+
+static int get_ids(spank_t sp, struct extc_ids *ids)
+{
+	if (spank_get_item(sp, S_JOB_UID, &ids->uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &ids->gid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ID, &ids->jobid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &ids->stepid) != ESPANK_SUCCESS)
+		return (-1);
+	if (spank_get_item(sp, S_SLURM_RESTART_COUNT, &ids->restart) != ESPANK_SUCCESS)
+		ids->restart = 0;
+	return (0);
+}
+
+static const char *job_env(spank_t sp, const char *name, char *buf, int len)
+{
+	return (spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS ? buf : NULL);
+}
+
+/* What the admin chose for a failure, or by default: fail only if the user asked. */
+static bool failure_fails_step(void)
+{
+	if (step.cfg.on_error == EXTC_ON_ERROR_FAIL)
+		return (true);
+	if (step.cfg.on_error == EXTC_ON_ERROR_WARN)
+		return (false);
+	return (step.choice.user_asked);
+}
+
+/*
+ * The directory is made here, as root, once per step and before any task
+ * exists. This hook must not fail for anything a user can cause: for a
+ * batch step that drains the node. Problems are kept for task_init.
+ */
+int extc_step_init_post_opt(spank_t sp, int ac, char **av)
+{
+	char leaf[EXTC_NAME_LEN];
+	char envbuf[EXTC_MODE_VALUE_MAX + 2];
+	uint64_t t0;
+
+	(void)ac;
+	(void)av;
+	if (!step.configured)
+		return (0);
+	if (get_ids(sp, &step.ids) < 0) {
+		extc_error("cannot read the job's ids from slurmstepd; leaving this step alone");
+		return (0);
+	}
+	extc_log_scope_job(step.ids.jobid, step.ids.stepid);
+	if (extc_mode_resolve(extc_option_value(),
+			      job_env(sp, EXTC_ENV_REQUEST_NAME, envbuf, sizeof(envbuf)),
+			      step.cfg.default_mode, &step.choice, step.why, sizeof(step.why)) < 0) {
+		step.managed = true;
+		step.fail_step = true;
+		extc_error("%s", step.why);
+		return (0);
+	}
+	if (step.choice.mode == EXTC_MODE_OFF ||
+	    extc_layout_leaf_name(step.choice.mode, step.ids.stepid, leaf, sizeof(leaf)) < 0)
+		return (0);
+	if (step.ids.uid == 0) {
+		extc_verbose("jobs of root get no private cache");
+		return (0);
+	}
+	step.managed = true;
+	if (step.cfg.allow_shared_fs &&
+	    extc_layout_node_name(step.node_name, sizeof(step.node_name)) < 0) {
+		step.fail_step = failure_fails_step();
+		step.warn_step = !step.fail_step;
+		extc_fmt(step.why, sizeof(step.why),
+			 "this node's host name cannot name a directory on a shared base");
+		extc_error("%s", step.why);
+		return (0);
+	}
+	extc_fs_policy_root(&step.pol, &step.cfg, step.node_name);
+	t0 = extc_monotonic_ns();
+	if (extc_tree_create(&step.cfg, &step.pol, &step.ids, step.choice.mode, step.leaf_path,
+			     sizeof(step.leaf_path), step.why, sizeof(step.why)) < 0) {
+		step.fail_step = failure_fails_step();
+		step.warn_step = !step.fail_step;
+		extc_error("no private cache for this step (%s): %s",
+			   step.fail_step ? "failing it" : "going on without", step.why);
+		return (0);
+	}
+	step.created = true;
+	extc_verbose("created %s (mode %s from %s) in %.3f ms", step.leaf_path,
+		     extc_mode_name(step.choice.mode), step.choice.source,
+		     (double)(extc_monotonic_ns() - t0) / 1e6);
+	return (0);
+}
+
+static void export_var(spank_t sp, const char *name, const char *value)
+{
+	spank_err_t rc = spank_setenv(sp, name, value, 1);
+
+	if (rc != ESPANK_SUCCESS)
+		extc_error("cannot set %s: %s", name, spank_strerror(rc));
+}
+
+/* user_init's environment changes reach every task of the step. */
+int extc_step_user_init(spank_t sp, int ac, char **av)
+{
+	char prefix[PATH_MAX], value[PATH_MAX], current[PATH_MAX];
+	size_t i;
+
+	(void)ac;
+	(void)av;
+	if (!step.created)
+		return (0);
+	if (extc_layout_user_prefix(prefix, sizeof(prefix), step.cfg.base, step.pol.node_name,
+				    step.ids.uid) < 0)
+		return (0);
+	for (i = 0; i < step.cfg.nvars; i++) {
+		const struct extc_var *var = &step.cfg.vars[i];
+		const char *cur = job_env(sp, var->name, current, sizeof(current));
+		enum extc_var_action action = extc_var_decide(cur, step.choice.user_asked, prefix);
+
+		if (action == EXTC_VAR_KEEP_USER) {
+			extc_verbose("%s: kept the value the user set (only the admin default applies)",
+				     var->name);
+			continue;
+		}
+		if (extc_fmt(value, sizeof(value), "%s/%s", step.leaf_path, var->subdir) < 0)
+			continue;
+		if (action == EXTC_VAR_REPLACE_USER)
+			extc_verbose("%s: replaced the value the user set, as %s=%s was asked for",
+				     var->name, step.choice.source, extc_mode_name(step.choice.mode));
+		export_var(sp, var->name, value);
+	}
+	export_var(sp, EXTC_ENV_DIR, step.leaf_path);
+	export_var(sp, EXTC_ENV_MODE, extc_mode_name(step.choice.mode));
+	return (0);
+}
+
+/*
+ * The first hook where failing fails only the job: the task exits before
+ * exec and srun reports it. One line per node (local task 0) is enough.
+ */
+int extc_step_task_init(spank_t sp, int ac, char **av)
+{
+	int taskid = 0;
+
+	(void)ac;
+	(void)av;
+	if (!step.fail_step && !step.warn_step)
+		return (0);
+	if (spank_get_item(sp, S_TASK_ID, &taskid) != ESPANK_SUCCESS)
+		taskid = 0;
+	if (taskid == 0)
+		slurm_error("ext-cache: %s%s", step.fail_step ? "" : "going on without a private cache: ",
+			    step.why);
+	return (step.fail_step ? -1 : 0);
+}
+
+/* exit runs after the last task of the step on this node has ended. */
+int extc_step_exit(spank_t sp, int ac, char **av)
+{
+	struct extc_rm_report report;
+	char why[512], text[256];
+	uint64_t t0;
+
+	(void)sp;
+	(void)ac;
+	(void)av;
+	if (!step.created || step.choice.mode != EXTC_MODE_LOCAL)
+		goto out;
+	t0 = extc_monotonic_ns();
+	if (extc_tree_remove_leaf(&step.cfg, &step.pol, &step.ids, step.choice.mode, &report, why,
+				  sizeof(why)) < 0) {
+		extc_error("removing %s: %s (the job epilog tries again)", step.leaf_path, why);
+		goto out;
+	}
+	extc_rm_report_text(&report, text, sizeof(text));
+	extc_verbose("removed %s: %s in %.3f ms", step.leaf_path, text,
+		     (double)(extc_monotonic_ns() - t0) / 1e6);
+out:
+	memset(&step, 0, sizeof(step));
+	extc_log_scope_clear();
+	return (0);
+}

@@ -1,0 +1,64 @@
+/* spank-ext-cache: the SPANK entry points, each forwarding to the module of its context. */
+#include <slurm/spank.h>
+
+#include "ctx_client.h"
+#include "ctx_node.h"
+#include "ctx_step.h"
+
+SPANK_PLUGIN(ext_cache, 1);
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	switch (spank_context()) {
+	case S_CTX_LOCAL:
+	case S_CTX_ALLOCATOR:
+		return (extc_client_init(sp, ac, av));
+	case S_CTX_REMOTE:
+		return (extc_step_init(sp, ac, av));
+	case S_CTX_SLURMD:
+		return (extc_node_slurmd_init(sp, ac, av));
+	default:
+		return (0);
+	}
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	switch (spank_context()) {
+	case S_CTX_LOCAL:
+	case S_CTX_ALLOCATOR:
+		return (extc_client_init_post_opt(sp, ac, av));
+	case S_CTX_REMOTE:
+		return (extc_step_init_post_opt(sp, ac, av));
+	default:
+		return (0);
+	}
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return (0);
+	return (extc_step_user_init(sp, ac, av));
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return (0);
+	return (extc_step_task_init(sp, ac, av));
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return (0);
+	return (extc_step_exit(sp, ac, av));
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_JOB_SCRIPT)
+		return (0);
+	return (extc_node_job_epilog(sp, ac, av));
+}

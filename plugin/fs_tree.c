@@ -1,0 +1,557 @@
+/* spank-ext-cache: the per-node tree <base>/<uid>/<job>/<leaf>, made and removed safely as root. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs_ident.h"
+#include "fs_tree.h"
+#include "layout.h"
+#include "text.h"
+
+#define SKELETON_MODE 0711	/* traversable, not listable: users cannot see each other's jobs */
+#define LEAF_MODE 0700
+
+/* Everything a walk down the tree holds; closed in one place. */
+struct tree_fds {
+	int base, node, uid, job;
+	char path[PATH_MAX];	/* path of the deepest level opened, for messages */
+};
+
+static void tree_fds_init(struct tree_fds *t)
+{
+	t->base = t->node = t->uid = t->job = -1;
+	t->path[0] = '\0';
+}
+
+static void tree_fds_close(struct tree_fds *t)
+{
+	int *fds[] = { &t->job, &t->uid, &t->node, &t->base };
+	size_t i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+void extc_fs_policy_root(struct extc_fs_policy *pol, const struct extc_config *cfg,
+			 const char *node_name)
+{
+	pol->owner = 0;
+	pol->owner_gid = 0;
+	pol->node_name = cfg->allow_shared_fs ? node_name : NULL;
+	pol->rm_limits = NULL;
+}
+
+static const char *open_error(int err)
+{
+	if (err == ELOOP)
+		return ("is a symbolic link");
+	if (err == ENOTDIR)
+		return ("is not a directory");
+	return (strerror(err));
+}
+
+/* A level the plugin owns: a directory, ours, not writable by anyone else. */
+static int check_skeleton(const struct extc_ident *id, const struct extc_fs_policy *pol,
+			  const char *path, char *why, size_t whylen)
+{
+	if (!S_ISDIR(id->mode)) {
+		extc_fmt(why, whylen, "%s: is not a directory; refusing to use it", path);
+		return (-1);
+	}
+	if (id->uid != pol->owner || (id->mode & 022) != 0) {
+		extc_fmt(why, whylen,
+			 "%s: owned by uid %u with mode %04o, expected uid %u and no group/other write; "
+			 "refusing to use or repair it (a user may have created it)",
+			 path, (unsigned)id->uid, (unsigned)(id->mode & 07777), (unsigned)pol->owner);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Above the base: owned by root (or the policy owner), writable by others only if sticky. */
+static int check_ancestor(const struct extc_ident *id, const struct extc_fs_policy *pol,
+			  const char *path, char *why, size_t whylen)
+{
+	if ((id->uid != 0 && id->uid != pol->owner) ||
+	    ((id->mode & 022) != 0 && (id->mode & S_ISVTX) == 0)) {
+		extc_fmt(why, whylen,
+			 "%s: owned by uid %u with mode %04o: a directory above the base must be "
+			 "root-owned and not writable by others (sticky excepted)",
+			 path[0] ? path : "/", (unsigned)id->uid, (unsigned)(id->mode & 07777));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Open (and with 'create', make) a skeleton level below a verified parent.
+ * Returns 1 when the level does not exist and 'create' is false. A NULL
+ * 'parent_id' skips the mount check (the base itself may be a mount point).
+ */
+static int open_level(int parentfd, const struct extc_ident *parent_id, const char *name,
+		      bool create, const struct extc_fs_policy *pol, char *path, size_t pathlen,
+		      int *out, char *why, size_t whylen)
+{
+	struct extc_ident id;
+	bool created = false;
+	size_t plen = strlen(path);
+	int fd = -1;
+	int rv = -1;
+
+	if (extc_fmt(path + plen, pathlen - plen, "/%s", name) < 0) {
+		extc_fmt(why, whylen, "%s: path too long", path);
+		goto out;
+	}
+	if (create) {
+		if (mkdirat(parentfd, name, SKELETON_MODE) == 0)
+			created = true;
+		else if (errno != EEXIST) {
+			extc_fmt(why, whylen, "%s: cannot create: %s", path, strerror(errno));
+			goto out;
+		}
+	}
+	fd = openat(parentfd, name, EXTC_DIR_OPEN_FLAGS);
+	if (fd < 0) {
+		if (errno == ENOENT && !create) {
+			rv = 1;
+			goto out;
+		}
+		extc_fmt(why, whylen, "%s: cannot open: %s", path, open_error(errno));
+		goto out;
+	}
+	if (extc_ident_fd(fd, &id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", path, strerror(errno));
+		goto out;
+	}
+	if (created) {
+		/* exact owner and mode whatever the umask or a setgid parent did */
+		if (fchown(fd, pol->owner, pol->owner_gid) < 0 ||
+		    fchmod(fd, SKELETON_MODE) < 0 || extc_ident_fd(fd, &id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot set owner and mode: %s", path,
+				 strerror(errno));
+			goto out;
+		}
+	}
+	if (check_skeleton(&id, pol, path, why, whylen) < 0)
+		goto out;
+	if (parent_id != NULL && !extc_ident_same_mount(&id, parent_id)) {
+		extc_fmt(why, whylen, "%s: is a mount point; refusing to cross it", path);
+		goto out;
+	}
+	*out = fd;
+	fd = -1;
+	rv = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	return (rv);
+}
+
+/*
+ * Walk from "/" to the base one component at a time with O_NOFOLLOW, so a
+ * symlink anywhere on the way is refused rather than followed (O_NOFOLLOW
+ * on a whole path guards only its last component).
+ */
+static int open_base(const char *base, bool create, const struct extc_fs_policy *pol,
+		     char *path, size_t pathlen, int *out, char *why, size_t whylen)
+{
+	char copy[EXTC_BASE_MAX + 1];
+	struct extc_ident id;
+	char *save = NULL, *comp, *next;
+	int fd, nfd;
+	int rv = -1;
+
+	path[0] = '\0';
+	if (extc_fmt(copy, sizeof(copy), "%s", base) < 0) {
+		extc_fmt(why, whylen, "base is too long");
+		return (-1);
+	}
+	fd = open("/", EXTC_DIR_OPEN_FLAGS);
+	if (fd < 0 || extc_ident_fd(fd, &id) < 0) {
+		extc_fmt(why, whylen, "/: cannot open: %s", strerror(errno));
+		goto out;
+	}
+	if (check_ancestor(&id, pol, path, why, whylen) < 0)
+		goto out;
+	comp = strtok_r(copy, "/", &save);
+	for (next = strtok_r(NULL, "/", &save); next != NULL; next = strtok_r(NULL, "/", &save)) {
+		size_t plen = strlen(path);
+
+		extc_fmt(path + plen, pathlen - plen, "/%s", comp);
+		nfd = openat(fd, comp, EXTC_DIR_OPEN_FLAGS);
+		if (nfd < 0) {
+			rv = (errno == ENOENT && !create) ? 1 : -1;
+			if (rv < 0)
+				extc_fmt(why, whylen, "%s: cannot open: %s", path, open_error(errno));
+			goto out;
+		}
+		close(fd);
+		fd = nfd;
+		if (extc_ident_fd(fd, &id) < 0 || check_ancestor(&id, pol, path, why, whylen) < 0)
+			goto out;
+		comp = next;
+	}
+	rv = open_level(fd, NULL, comp, create, pol, path, pathlen, out, why, whylen);
+out:
+	if (fd >= 0)
+		close(fd);
+	return (rv);
+}
+
+/* Base (refusing a network filesystem unless allowed) and the node level if any. */
+static int open_top(const struct extc_config *cfg, const struct extc_fs_policy *pol, bool create,
+		    struct tree_fds *t, char *why, size_t whylen)
+{
+	struct extc_ident base_id;
+	const char *fstype;
+	bool network;
+	int rv;
+
+	rv = open_base(cfg->base, create, pol, t->path, sizeof(t->path), &t->base, why, whylen);
+	if (rv != 0)
+		return (rv);
+	if (extc_fs_is_network(t->base, &network, &fstype) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat the filesystem: %s", t->path, strerror(errno));
+		return (-1);
+	}
+	if (network && !cfg->allow_shared_fs) {
+		extc_fmt(why, whylen,
+			 "%s: is on %s, a network or cluster filesystem shared between nodes; "
+			 "use node-local storage or set allow_shared_fs=yes", t->path, fstype);
+		return (-1);
+	}
+	if (pol->node_name == NULL) {
+		t->node = dup(t->base);
+		return (t->node < 0 ? -1 : 0);
+	}
+	if (extc_ident_fd(t->base, &base_id) < 0)
+		return (-1);
+	return (open_level(t->base, &base_id, pol->node_name, create, pol, t->path,
+			   sizeof(t->path), &t->node, why, whylen));
+}
+
+/*
+ * Open <uid> and <job> below the node level. While a job level is being
+ * made, the uid level is held with a shared lock, so that an epilog that
+ * removes the (then empty) uid level of the same user cannot pull it away
+ * between our open and our mkdir; a level found already unlinked is
+ * simply made again.
+ */
+static int open_job(struct tree_fds *t, const struct extc_fs_policy *pol, uid_t uid,
+		    uint32_t jobid, uint32_t restart, bool create, char *why, size_t whylen)
+{
+	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
+	struct extc_ident node_id, uid_id;
+	size_t plen = strlen(t->path);
+	int attempt;
+	int rv = -1;
+
+	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0 ||
+	    extc_layout_job_name(jobid, restart, jname, sizeof(jname)) < 0) {
+		extc_fmt(why, whylen, "uid %u, job %u: not ids this plugin manages",
+			 (unsigned)uid, jobid);
+		return (-1);
+	}
+	if (extc_ident_fd(t->node, &node_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
+		return (-1);
+	}
+	for (attempt = 0; attempt < 3; attempt++) {
+		t->path[plen] = '\0';
+		rv = open_level(t->node, &node_id, uname, create, pol, t->path, sizeof(t->path),
+				&t->uid, why, whylen);
+		if (rv != 0 || !create)
+			break;
+		if (flock(t->uid, LOCK_SH) < 0 || extc_ident_fd(t->uid, &uid_id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot lock: %s", t->path, strerror(errno));
+			return (-1);
+		}
+		if (uid_id.nlink > 0)
+			break;
+		close(t->uid);
+		t->uid = -1;
+		rv = -1;
+		extc_fmt(why, whylen, "%s: removed repeatedly while in use", t->path);
+	}
+	if (rv != 0)
+		return (rv);
+	if (extc_ident_fd(t->uid, &uid_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
+		return (-1);
+	}
+	rv = open_level(t->uid, &uid_id, jname, create, pol, t->path, sizeof(t->path), &t->job,
+			why, whylen);
+	if (create)
+		flock(t->uid, LOCK_UN);
+	return (rv);
+}
+
+static int make_subdirs(int leaffd, const struct extc_config *cfg, const struct extc_ids *ids,
+			const char *path, char *why, size_t whylen)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nvars; i++) {
+		const char *sub = cfg->vars[i].subdir;
+		int fd;
+
+		if (mkdirat(leaffd, sub, LEAF_MODE) < 0 && errno != EEXIST) {
+			extc_fmt(why, whylen, "%s/%s: cannot create: %s", path, sub, strerror(errno));
+			return (-1);
+		}
+		fd = openat(leaffd, sub, EXTC_DIR_OPEN_FLAGS);
+		if (fd < 0) {
+			extc_fmt(why, whylen, "%s/%s: cannot open: %s", path, sub, open_error(errno));
+			return (-1);
+		}
+		if (fchmod(fd, LEAF_MODE) < 0 || fchown(fd, ids->uid, ids->gid) < 0) {
+			extc_fmt(why, whylen, "%s/%s: cannot hand over: %s", path, sub, strerror(errno));
+			close(fd);
+			return (-1);
+		}
+		close(fd);
+	}
+	return (0);
+}
+
+/*
+ * The leaf is made root-owned inside a root-owned job level, filled, and
+ * only then handed to the user with fchmod/fchown on its descriptor: until
+ * that moment no user can reach it, and nothing is ever changed by path.
+ */
+static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_config *cfg,
+		     const struct extc_fs_policy *pol, const struct extc_ids *ids, bool reuse,
+		     char *why, size_t whylen)
+{
+	struct extc_rm_report rep;
+	struct extc_ident job_id, id;
+	size_t plen = strlen(t->path);
+	bool created = false;
+	int attempt;
+	int fd = -1;
+	int rv = -1;
+
+	if (extc_fmt(t->path + plen, sizeof(t->path) - plen, "/%s", leaf) < 0 ||
+	    extc_ident_fd(t->job, &job_id) < 0 || flock(t->job, LOCK_EX) < 0) {
+		extc_fmt(why, whylen, "%s: cannot prepare: %s", t->path, strerror(errno));
+		return (-1);
+	}
+	for (attempt = 0; attempt < 2; attempt++) {
+		if (mkdirat(t->job, leaf, LEAF_MODE) == 0) {
+			created = true;
+		} else if (errno != EEXIST) {
+			extc_fmt(why, whylen, "%s: cannot create: %s", t->path, strerror(errno));
+			goto out;
+		}
+		fd = openat(t->job, leaf, EXTC_DIR_OPEN_FLAGS);
+		if (fd < 0 || extc_ident_fd(fd, &id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot open: %s", t->path, open_error(errno));
+			goto out;
+		}
+		if (!extc_ident_same_mount(&id, &job_id)) {
+			extc_fmt(why, whylen, "%s: is a mount point; refusing it", t->path);
+			goto out;
+		}
+		if (created)
+			break;
+		if (reuse && id.uid == ids->uid) {
+			rv = 0;
+			goto out;
+		}
+		/* left by an earlier run or a half-made attempt: never hand it over */
+		close(fd);
+		fd = -1;
+		if (extc_rm_tree_at(t->job, leaf, pol->rm_limits, &rep) < 0) {
+			char text[256];
+
+			extc_rm_report_text(&rep, text, sizeof(text));
+			extc_fmt(why, whylen, "%s: a stale directory could not be removed: %s",
+				 t->path, text);
+			goto out;
+		}
+	}
+	if (!created || id.uid != pol->owner) {
+		extc_fmt(why, whylen, "%s: changed while being created; refusing it", t->path);
+		goto out;
+	}
+	if (make_subdirs(fd, cfg, ids, t->path, why, whylen) < 0)
+		goto out;
+	if (fchmod(fd, LEAF_MODE) < 0 || fchown(fd, ids->uid, ids->gid) < 0) {
+		extc_fmt(why, whylen, "%s: cannot hand over to uid %u: %s", t->path,
+			 (unsigned)ids->uid, strerror(errno));
+		goto out;
+	}
+	rv = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rv < 0 && created)
+		extc_rm_tree_at(t->job, leaf, pol->rm_limits, &rep);
+	flock(t->job, LOCK_UN);
+	return (rv);
+}
+
+int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			   char *why, size_t whylen)
+{
+	struct tree_fds t;
+	int rv;
+
+	tree_fds_init(&t);
+	rv = open_top(cfg, pol, true, &t, why, whylen);
+	tree_fds_close(&t);
+	return (rv == 0 ? 0 : -1);
+}
+
+int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+		     const struct extc_ids *ids, enum extc_mode mode,
+		     char *leaf_path, size_t pathlen, char *why, size_t whylen)
+{
+	char leaf[EXTC_NAME_LEN];
+	struct tree_fds t;
+	int rv = -1;
+
+	tree_fds_init(&t);
+	if (extc_layout_leaf_name(mode, ids->stepid, leaf, sizeof(leaf)) < 0) {
+		extc_fmt(why, whylen, "step %u gets no directory in mode %s", ids->stepid,
+			 extc_mode_name(mode));
+		goto out;
+	}
+	if (open_top(cfg, pol, true, &t, why, whylen) != 0 ||
+	    open_job(&t, pol, ids->uid, ids->jobid, ids->restart, true, why, whylen) != 0 ||
+	    make_leaf(&t, leaf, cfg, pol, ids, mode == EXTC_MODE_JOB, why, whylen) != 0)
+		goto out;
+	if (extc_fmt(leaf_path, pathlen, "%s", t.path) < 0) {
+		extc_fmt(why, whylen, "%s: path too long", t.path);
+		goto out;
+	}
+	rv = 0;
+out:
+	tree_fds_close(&t);
+	return (rv);
+}
+
+static void report_add(struct extc_rm_report *sum, const struct extc_rm_report *part)
+{
+	sum->removed += part->removed;
+	sum->failed += part->failed;
+	sum->mounts += part->mounts;
+	if (sum->first_errno == 0 && part->first_errno != 0) {
+		sum->first_errno = part->first_errno;
+		memcpy(sum->first_name, part->first_name, sizeof(sum->first_name));
+	}
+	if (sum->stopped == NULL)
+		sum->stopped = part->stopped;
+}
+
+int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			  const struct extc_ids *ids, enum extc_mode mode,
+			  struct extc_rm_report *report, char *why, size_t whylen)
+{
+	char leaf[EXTC_NAME_LEN];
+	struct tree_fds t;
+	int rv;
+
+	memset(report, 0, sizeof(*report));
+	tree_fds_init(&t);
+	if (extc_layout_leaf_name(mode, ids->stepid, leaf, sizeof(leaf)) < 0) {
+		rv = 0;
+		goto out;
+	}
+	rv = open_top(cfg, pol, false, &t, why, whylen);
+	if (rv == 0)
+		rv = open_job(&t, pol, ids->uid, ids->jobid, ids->restart, false, why, whylen);
+	if (rv == 1) {
+		rv = 0;		/* nothing was ever made here */
+		goto out;
+	}
+	if (rv < 0)
+		goto out;
+	rv = extc_rm_tree_at(t.job, leaf, pol->rm_limits, report);
+	if (rv < 0) {
+		char text[256];
+
+		extc_rm_report_text(report, text, sizeof(text));
+		extc_fmt(why, whylen, "%s/%s: %s", t.path, leaf, text);
+	}
+out:
+	tree_fds_close(&t);
+	return (rv);
+}
+
+int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			 uid_t uid, uint32_t jobid, struct extc_rm_report *report,
+			 char *why, size_t whylen)
+{
+	char uname[EXTC_NAME_LEN];
+	struct extc_rm_report part;
+	struct extc_ident node_id;
+	struct dirent *de;
+	struct tree_fds t;
+	DIR *dir = NULL;
+	int dfd;
+	int rv;
+
+	memset(report, 0, sizeof(*report));
+	tree_fds_init(&t);
+	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0) {
+		rv = 0;		/* ids this plugin never makes a tree for */
+		goto out;
+	}
+	rv = open_top(cfg, pol, false, &t, why, whylen);
+	if (rv == 0 && extc_ident_fd(t.node, &node_id) < 0)
+		rv = -1;
+	if (rv == 0)
+		rv = open_level(t.node, &node_id, uname, false, pol, t.path, sizeof(t.path),
+				&t.uid, why, whylen);
+	if (rv == 1) {
+		rv = 0;
+		goto out;
+	}
+	if (rv < 0)
+		goto out;
+	dfd = dup(t.uid);
+	if (dfd < 0 || (dir = fdopendir(dfd)) == NULL) {
+		if (dfd >= 0)
+			close(dfd);
+		extc_fmt(why, whylen, "%s: cannot read: %s", t.path, strerror(errno));
+		rv = -1;
+		goto out;
+	}
+	while ((de = readdir(dir)) != NULL) {
+		uint32_t id, restart;
+
+		if (extc_layout_parse_job_name(de->d_name, &id, &restart) < 0 || id != jobid)
+			continue;
+		extc_rm_tree_at(t.uid, de->d_name, pol->rm_limits, &part);
+		report_add(report, &part);
+	}
+	if (report->failed != 0 || report->stopped != NULL) {
+		char text[256];
+
+		extc_rm_report_text(report, text, sizeof(text));
+		extc_fmt(why, whylen, "%s/%u: %s", t.path, jobid, text);
+		rv = -1;
+		goto out;
+	}
+	/* drop the user's level once empty; creators hold it shared while using it */
+	if (flock(t.uid, LOCK_EX) == 0) {
+		if (unlinkat(t.node, uname, AT_REMOVEDIR) == 0)
+			report->removed++;
+		flock(t.uid, LOCK_UN);
+	}
+	rv = 0;
+out:
+	if (dir != NULL)
+		closedir(dir);
+	tree_fds_close(&t);
+	return (rv);
+}

@@ -1,0 +1,59 @@
+/* spank-ext-cache: the per-node tree <base>/<uid>/<job>/<leaf>, made and removed safely as root. */
+#ifndef EXTC_FS_TREE_H_
+#define EXTC_FS_TREE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "fs_remove.h"
+#include "mode.h"
+
+struct extc_fs_policy {
+	uid_t owner;		/* required owner of base and skeleton: root in production */
+	gid_t owner_gid;
+	const char *node_name;	/* extra level under base when it is shared (allow_shared_fs) */
+	const struct extc_rm_limits *rm_limits;	/* NULL: extc_rm_limits_default */
+};
+
+struct extc_ids {
+	uid_t uid;
+	gid_t gid;
+	uint32_t jobid;
+	uint32_t restart;
+	uint32_t stepid;
+};
+
+/* Production policy: root-owned skeleton, node level when the config allows a shared base. */
+void extc_fs_policy_root(struct extc_fs_policy *pol, const struct extc_config *cfg,
+			 const char *node_name);
+
+/* Make the base (and node level) if missing, verifying it as every step does. */
+int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			   char *why, size_t whylen);
+
+/*
+ * Make the step's private directory (and the skeleton above it), owned by
+ * ids->uid/gid with mode 0700 and one subdirectory per managed variable.
+ * In job mode an existing leaf of the job's user is reused; in local mode
+ * an existing leaf is stale and replaced. 'leaf_path' receives the full
+ * path for the environment. On failure nothing of the leaf is left and
+ * 'why' says what was refused and why.
+ */
+int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+		     const struct extc_ids *ids, enum extc_mode mode,
+		     char *leaf_path, size_t pathlen, char *why, size_t whylen);
+
+/* Remove one step's leaf. 0 when it is gone (or never existed). */
+int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			  const struct extc_ids *ids, enum extc_mode mode,
+			  struct extc_rm_report *report, char *why, size_t whylen);
+
+/* Remove every run of a job (<jobid> and <jobid>.<restart>) of that user. */
+int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			 uid_t uid, uint32_t jobid, struct extc_rm_report *report,
+			 char *why, size_t whylen);
+
+#endif /* EXTC_FS_TREE_H_ */

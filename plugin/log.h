@@ -1,0 +1,16 @@
+/* spank-ext-cache: log lines, all prefixed "ext-cache:" and naming the job and step. */
+#ifndef EXTC_LOG_H_
+#define EXTC_LOG_H_
+
+#include <stdint.h>
+
+/* Name the job and step that later lines are about ("job 12 step 0"). */
+void extc_log_scope_job(uint32_t jobid, uint32_t stepid);
+void extc_log_scope_clear(void);
+
+void extc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void extc_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void extc_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void extc_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* EXTC_LOG_H_ */

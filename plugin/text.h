@@ -1,0 +1,31 @@
+/* spank-ext-cache: small string helpers shared by the pure modules. */
+#ifndef EXTC_TEXT_H_
+#define EXTC_TEXT_H_
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Copy 'in' into 'out' so that it is safe to put in a log line: bytes
+ * outside printable ASCII become \xNN, and anything past 'max_in' input
+ * bytes is replaced by "...". User-controlled values (option values,
+ * directory entry names) are only ever logged through this.
+ */
+void extc_escape(const char *in, size_t max_in, char *out, size_t outlen);
+
+/* snprintf that reports truncation: 0 on success, -1 if it did not fit. */
+int extc_fmt(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int extc_vfmt(char *buf, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+/* Strict unsigned decimal parser: no sign, no spaces, no leading zeros
+ * (except "0" itself), no trailing bytes, value <= max. */
+int extc_parse_u32(const char *s, uint32_t max, uint32_t *out);
+
+/* Does 'str' start with 'prefix'? */
+bool extc_has_prefix(const char *str, const char *prefix);
+
+#endif /* EXTC_TEXT_H_ */
