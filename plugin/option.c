@@ -52,7 +52,10 @@ static struct spank_option ext_cache_option = {
 
 int extc_option_register(spank_t sp)
 {
-	spank_err_t rc = spank_option_register(sp, &ext_cache_option);
+	spank_err_t rc;
+
+	memset(&request, 0, sizeof(request));
+	rc = spank_option_register(sp, &ext_cache_option);
 
 	if (rc != ESPANK_SUCCESS) {
 		slurm_error("ext-cache: cannot register --ext-cache: %s", spank_strerror(rc));

@@ -8,6 +8,7 @@
 
 #include "mode.h"
 
+/* Forget any earlier value and register the option; called from init, before options are parsed. */
 int extc_option_register(spank_t sp);
 
 /* The value given with --ext-cache in this process, or NULL if none was. */

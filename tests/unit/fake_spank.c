@@ -1,0 +1,224 @@
+/* spank-ext-cache tests: an in-memory stand-in for the spank_* and slurm_* calls of slurmstepd. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/spank.h>
+
+#include "fake_spank.h"
+
+#define ENV_MAX 64
+#define LOG_MAX 256
+
+static struct {
+	spank_context_t ctx;
+	struct fake_job job;
+	char *env[ENV_MAX];
+	struct spank_option *option;
+	char log[LOG_MAX][1200];
+	size_t nlog;
+} fake;
+
+void fake_set_context(spank_context_t ctx)
+{
+	fake.ctx = ctx;
+}
+
+void fake_reset(spank_context_t ctx, const struct fake_job *job)
+{
+	size_t i;
+
+	for (i = 0; i < ENV_MAX; i++) {
+		free(fake.env[i]);
+		fake.env[i] = NULL;
+	}
+	fake.ctx = ctx;
+	fake.job = *job;
+	fake.option = NULL;
+	fake.nlog = 0;
+}
+
+static char **env_slot(const char *name, bool create)
+{
+	size_t len = strlen(name);
+	char **empty = NULL;
+	size_t i;
+
+	for (i = 0; i < ENV_MAX; i++) {
+		if (fake.env[i] == NULL) {
+			if (empty == NULL)
+				empty = &fake.env[i];
+			continue;
+		}
+		if (strncmp(fake.env[i], name, len) == 0 && fake.env[i][len] == '=')
+			return (&fake.env[i]);
+	}
+	return (create ? empty : NULL);
+}
+
+void fake_env_set(const char *name, const char *value)
+{
+	char **slot = env_slot(name, true);
+
+	if (slot == NULL)
+		abort();
+	free(*slot);
+	if (asprintf(slot, "%s=%s", name, value) < 0)
+		abort();
+}
+
+const char *fake_env_get(const char *name)
+{
+	char **slot = env_slot(name, false);
+
+	return (slot ? strchr(*slot, '=') + 1 : NULL);
+}
+
+int fake_option(const char *value, int remote)
+{
+	if (fake.option == NULL)
+		abort();
+	return (fake.option->cb(fake.option->val, value, remote));
+}
+
+static void capture(const char *level, const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	if (fake.nlog < LOG_MAX)
+		snprintf(fake.log[fake.nlog++], sizeof(fake.log[0]), "%s: %s", level, line);
+}
+
+bool fake_log_has(const char *level, const char *needle)
+{
+	size_t i, len = strlen(level);
+
+	for (i = 0; i < fake.nlog; i++) {
+		if (strncmp(fake.log[i], level, len) == 0 && fake.log[i][len] == ':' &&
+		    strstr(fake.log[i] + len, needle) != NULL)
+			return (true);
+	}
+	return (false);
+}
+
+void fake_log_dump(void)
+{
+	size_t i;
+
+	for (i = 0; i < fake.nlog; i++)
+		fprintf(stderr, "  log %s\n", fake.log[i]);
+}
+
+/* ---- the Slurm side ---------------------------------------------------- */
+
+spank_context_t spank_context(void)
+{
+	return (fake.ctx);
+}
+
+int spank_remote(spank_t sp)
+{
+	(void)sp;
+	return (fake.ctx == S_CTX_REMOTE);
+}
+
+spank_err_t spank_option_register(spank_t sp, struct spank_option *opt)
+{
+	(void)sp;
+	fake.option = opt;
+	return (ESPANK_SUCCESS);
+}
+
+spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
+{
+	spank_err_t rc = ESPANK_SUCCESS;
+	bool script = (fake.ctx == S_CTX_JOB_SCRIPT);
+	va_list ap;
+
+	(void)sp;
+	va_start(ap, item);
+	switch (item) {
+	case S_JOB_UID:
+		*va_arg(ap, uid_t *) = fake.job.uid;
+		break;
+	case S_JOB_GID:
+		*va_arg(ap, gid_t *) = fake.job.gid;
+		break;
+	case S_JOB_ID:
+		*va_arg(ap, uint32_t *) = fake.job.jobid;
+		break;
+	/* like Slurm, the epilog gets nothing but uid, gid and job id */
+	case S_JOB_STEPID:
+		if (script)
+			rc = ESPANK_NOT_AVAIL;
+		else
+			*va_arg(ap, uint32_t *) = fake.job.stepid;
+		break;
+	case S_SLURM_RESTART_COUNT:
+		if (script)
+			rc = ESPANK_NOT_AVAIL;
+		else
+			*va_arg(ap, uint32_t *) = fake.job.restart;
+		break;
+	case S_TASK_ID:
+		*va_arg(ap, int *) = fake.job.taskid;
+		break;
+	default:
+		rc = ESPANK_NOT_AVAIL;
+		break;
+	}
+	va_end(ap);
+	return (rc);
+}
+
+spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
+{
+	const char *value;
+
+	(void)sp;
+	if (fake.ctx != S_CTX_REMOTE)
+		return (ESPANK_NOT_REMOTE);
+	value = fake_env_get(var);
+	if (value == NULL)
+		return (ESPANK_ENV_NOEXIST);
+	if ((int)strlen(value) >= len)
+		return (ESPANK_NOSPACE);
+	strcpy(buf, value);
+	return (ESPANK_SUCCESS);
+}
+
+spank_err_t spank_setenv(spank_t sp, const char *var, const char *val, int overwrite)
+{
+	(void)sp;
+	if (fake.ctx != S_CTX_REMOTE)
+		return (ESPANK_NOT_REMOTE);
+	if (!overwrite && fake_env_get(var) != NULL)
+		return (ESPANK_ENV_EXISTS);
+	fake_env_set(var, val);
+	return (ESPANK_SUCCESS);
+}
+
+const char *spank_strerror(spank_err_t err)
+{
+	static char buf[32];
+
+	snprintf(buf, sizeof(buf), "spank error %d", (int)err);
+	return (buf);
+}
+
+#define FAKE_LOG(fn, level)                       \
+	void fn(const char *fmt, ...)             \
+	{                                         \
+		va_list ap;                       \
+		va_start(ap, fmt);                \
+		capture(level, fmt, ap);          \
+		va_end(ap);                       \
+	}
+
+FAKE_LOG(slurm_error, "error")
+FAKE_LOG(slurm_info, "info")
+FAKE_LOG(slurm_verbose, "verbose")
+FAKE_LOG(slurm_debug, "debug")
+FAKE_LOG(slurm_spank_log, "user")

@@ -1,0 +1,35 @@
+/* spank-ext-cache tests: an in-memory stand-in for the spank_* and slurm_* calls of slurmstepd. */
+#ifndef EXTC_FAKE_SPANK_H_
+#define EXTC_FAKE_SPANK_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <slurm/spank.h>
+
+struct fake_job {
+	uid_t uid;
+	gid_t gid;
+	uint32_t jobid;
+	uint32_t stepid;
+	uint32_t restart;
+	int taskid;
+};
+
+/* Start over: context, items, job environment, captured log, registered option. */
+void fake_reset(spank_context_t ctx, const struct fake_job *job);
+void fake_set_context(spank_context_t ctx);
+
+/* The job environment seen through spank_getenv/spank_setenv. */
+void fake_env_set(const char *name, const char *value);
+const char *fake_env_get(const char *name);
+
+/* Run the option callback the plugin registered, as Slurm would. */
+int fake_option(const char *value, int remote);
+
+/* Captured log: does any line at 'level' ("error", "info", "verbose", "debug") contain 'needle'? */
+bool fake_log_has(const char *level, const char *needle);
+void fake_log_dump(void);
+
+#endif /* EXTC_FAKE_SPANK_H_ */

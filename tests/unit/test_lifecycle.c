@@ -1,0 +1,428 @@
+/* spank-ext-cache tests: whole SPANK lifecycles through the fake spank layer, on a real directory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <slurm/spank.h>
+
+#include "fake_spank.h"
+
+#define JOB_UID 4242
+#define JOB_GID 4343
+
+static char tmpdir[128];
+static char base_arg[300];
+static char base[256];
+
+static const struct fake_job step0 = {
+	.uid = JOB_UID, .gid = JOB_GID, .jobid = 77, .stepid = 0, .restart = 0, .taskid = 0,
+};
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(tmpdir, "/tmp/extc-lifecycle.XXXXXX");
+	if (mkdtemp(tmpdir) == NULL)
+		return (-1);
+	snprintf(base, sizeof(base), "%s/base", tmpdir);
+	snprintf(base_arg, sizeof(base_arg), "base=%s", base);
+	return (0);
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return (system(cmd) == 0 ? 0 : -1);
+}
+
+static bool exists(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static bool exists(const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	return (lstat(path, &sb) == 0);
+}
+
+static void assert_dir(const char *path, uid_t uid, gid_t gid, mode_t mode)
+{
+	struct stat sb;
+
+	assert_int_equal(lstat(path, &sb), 0);
+	assert_true(S_ISDIR(sb.st_mode));
+	assert_int_equal(sb.st_uid, uid);
+	assert_int_equal(sb.st_gid, gid);
+	assert_int_equal(sb.st_mode & 07777, mode);
+}
+
+static int count_fds(void)
+{
+	char path[64];
+	int n = 0, fd;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (access(path, F_OK) == 0)
+			n++;
+	}
+	return (n);
+}
+
+/* Run the stepd hooks of one step; returns task_init's result. */
+static int run_step(int ac, char **av, const char *option, int *exit_rc)
+{
+	int rc;
+
+	assert_int_equal(slurm_spank_init(NULL, ac, av), 0);
+	if (option != NULL)
+		assert_int_equal(fake_option(option, 1), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, ac, av), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, ac, av), 0);
+	rc = slurm_spank_task_init(NULL, ac, av);
+	if (exit_rc != NULL)
+		*exit_rc = slurm_spank_exit(NULL, ac, av);
+	return (rc);
+}
+
+static void run_epilog(int ac, char **av)
+{
+	fake_set_context(S_CTX_JOB_SCRIPT);
+	assert_int_equal(slurm_spank_job_epilog(NULL, ac, av), 0);
+	fake_set_context(S_CTX_REMOTE);
+}
+
+static void test_local_step_full_lifecycle(void **state)
+{
+	char *av[] = { base_arg };
+	char leaf[PATH_MAX], expect[PATH_MAX + 32];
+	int fds = count_fds();
+
+	(void)state;
+	fake_reset(S_CTX_REMOTE, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("local", 1), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+
+	snprintf(leaf, sizeof(leaf), "%s/%d/77/0", base, JOB_UID);
+	assert_dir(leaf, JOB_UID, JOB_GID, 0700);
+	snprintf(expect, sizeof(expect), "%s/%d", base, JOB_UID);
+	assert_dir(expect, 0, 0, 0711);
+	snprintf(expect, sizeof(expect), "%s/torch_extensions", leaf);
+	assert_dir(expect, JOB_UID, JOB_GID, 0700);
+
+	assert_int_equal(slurm_spank_user_init(NULL, 1, av), 0);
+	assert_string_equal(fake_env_get("TORCH_EXTENSIONS_DIR"), expect);
+	assert_string_equal(fake_env_get("SLURM_EXT_CACHE_DIR"), leaf);
+	assert_string_equal(fake_env_get("SLURM_EXT_CACHE_MODE"), "local");
+	snprintf(expect, sizeof(expect), "%s/numba", leaf);
+	assert_string_equal(fake_env_get("NUMBA_CACHE_DIR"), expect);
+
+	assert_int_equal(slurm_spank_task_init(NULL, 1, av), 0);
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_false(exists("%s", leaf));
+	assert_true(exists("%s/%d/77", base, JOB_UID));
+
+	run_epilog(1, av);
+	assert_false(exists("%s/%d/77", base, JOB_UID));
+	assert_false(exists("%s/%d", base, JOB_UID));
+	assert_true(exists("%s", base));
+	assert_int_equal(count_fds(), fds);
+}
+
+static void test_job_mode_shared_by_steps_until_epilog(void **state)
+{
+	char *av[] = { base_arg };
+	struct fake_job job = step0;
+	char marker[PATH_MAX];
+	int fd;
+
+	(void)state;
+	fake_reset(S_CTX_REMOTE, &job);
+	assert_int_equal(run_step(1, av, "job", NULL), 0);
+	snprintf(marker, sizeof(marker), "%s/%d/77/job/torch_extensions/built.so", base, JOB_UID);
+	fd = open(marker, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_true(exists("%s", marker));
+
+	job.stepid = 1;
+	fake_reset(S_CTX_REMOTE, &job);
+	assert_int_equal(run_step(1, av, "job", NULL), 0);
+	assert_string_equal(fake_env_get("SLURM_EXT_CACHE_MODE"), "job");
+	assert_true(exists("%s", marker));
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+
+	run_epilog(1, av);
+	assert_false(exists("%s/%d/77", base, JOB_UID));
+}
+
+static void test_environment_form_and_default(void **state)
+{
+	char *av[] = { base_arg, "default=local" };
+	int exit_rc;
+
+	(void)state;
+	/* SLURM_EXT_CACHE in the job's environment asks for job mode */
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("SLURM_EXT_CACHE", "job");
+	assert_int_equal(run_step(2, av, NULL, &exit_rc), 0);
+	assert_string_equal(fake_env_get("SLURM_EXT_CACHE_MODE"), "job");
+	run_epilog(2, av);
+
+	/* the option wins over the environment: off means nothing is made */
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("SLURM_EXT_CACHE", "job");
+	assert_int_equal(run_step(2, av, "off", &exit_rc), 0);
+	assert_null(fake_env_get("SLURM_EXT_CACHE_DIR"));
+	assert_false(exists("%s/%d/77", base, JOB_UID));
+
+	/* nothing asked: the admin default applies */
+	fake_reset(S_CTX_REMOTE, &step0);
+	assert_int_equal(run_step(2, av, NULL, &exit_rc), 0);
+	assert_string_equal(fake_env_get("SLURM_EXT_CACHE_MODE"), "local");
+	run_epilog(2, av);
+}
+
+static void test_user_values_kept_or_replaced(void **state)
+{
+	char *av[] = { base_arg, "default=local" };
+	char inherited[PATH_MAX];
+	char expect[PATH_MAX];
+
+	(void)state;
+	/* only the admin default: the user's own value stays */
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("TORCH_EXTENSIONS_DIR", "/home/u/prebuilt");
+	snprintf(inherited, sizeof(inherited), "%s/%d/77/batch/triton", base, JOB_UID);
+	fake_env_set("TRITON_CACHE_DIR", inherited);
+	assert_int_equal(run_step(2, av, NULL, NULL), 0);
+	assert_string_equal(fake_env_get("TORCH_EXTENSIONS_DIR"), "/home/u/prebuilt");
+	assert_true(fake_log_has("verbose", "TORCH_EXTENSIONS_DIR: kept"));
+	/* a value the plugin set in the enclosing batch step is always replaced */
+	snprintf(expect, sizeof(expect), "%s/%d/77/0/triton", base, JOB_UID);
+	assert_string_equal(fake_env_get("TRITON_CACHE_DIR"), expect);
+	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+
+	/* the user asked for a mode: the user's value is replaced, with a log line */
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("TORCH_EXTENSIONS_DIR", "/home/u/prebuilt");
+	assert_int_equal(run_step(2, av, "local", NULL), 0);
+	snprintf(expect, sizeof(expect), "%s/%d/77/0/torch_extensions", base, JOB_UID);
+	assert_string_equal(fake_env_get("TORCH_EXTENSIONS_DIR"), expect);
+	assert_true(fake_log_has("verbose", "TORCH_EXTENSIONS_DIR: replaced"));
+	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	run_epilog(2, av);
+}
+
+static void test_bad_remote_option_fails_tasks_not_hooks(void **state)
+{
+	char *av[] = { base_arg };
+
+	(void)state;
+	fake_reset(S_CTX_REMOTE, &step0);
+	/* every hook that could drain the node still returns 0 */
+	assert_int_equal(run_step(1, av, "lcoal", NULL), -1);
+	assert_true(fake_log_has("error", "--ext-cache=lcoal"));
+	assert_true(fake_log_has("error", "local, job, off"));
+	assert_null(fake_env_get("SLURM_EXT_CACHE_DIR"));
+	assert_false(exists("%s/%d", base, JOB_UID));
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("SLURM_EXT_CACHE", "../../etc");
+	assert_int_equal(run_step(1, av, NULL, NULL), -1);
+	assert_true(fake_log_has("error", "SLURM_EXT_CACHE=../../etc"));
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+}
+
+static void test_squatted_base_fails_or_warns(void **state)
+{
+	char *av_default[] = { base_arg, "default=local" };
+	char *av[] = { base_arg };
+
+	(void)state;
+	/* a user-owned base: refused and left as it is */
+	assert_int_equal(mkdir(base, 0777), 0);
+	assert_int_equal(chown(base, JOB_UID, JOB_GID), 0);
+	assert_int_equal(chmod(base, 0777), 0);
+
+	fake_reset(S_CTX_REMOTE, &step0);
+	assert_int_equal(run_step(1, av, "local", NULL), -1);
+	assert_true(fake_log_has("error", "refusing"));
+	assert_null(fake_env_get("TORCH_EXTENSIONS_DIR"));
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+
+	/* only the admin default: the step goes on without a cache */
+	fake_reset(S_CTX_REMOTE, &step0);
+	assert_int_equal(run_step(2, av_default, NULL, NULL), 0);
+	assert_true(fake_log_has("error", "going on without"));
+	assert_null(fake_env_get("TORCH_EXTENSIONS_DIR"));
+	assert_int_equal(slurm_spank_exit(NULL, 2, av_default), 0);
+
+	assert_dir(base, JOB_UID, JOB_GID, 0777);
+	assert_false(exists("%s/%d", base, JOB_UID));
+	assert_int_equal(rmdir(base), 0);
+}
+
+static void test_on_error_overrides(void **state)
+{
+	char *av_warn[] = { base_arg, "on_error=warn" };
+	char *av_fail[] = { base_arg, "default=local", "on_error=fail" };
+	int fd;
+
+	(void)state;
+	/* base is a regular file: creation fails */
+	fd = open(base, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	fake_reset(S_CTX_REMOTE, &step0);
+	assert_int_equal(run_step(2, av_warn, "local", NULL), 0);
+	assert_true(fake_log_has("error", "not a directory"));
+	assert_int_equal(slurm_spank_exit(NULL, 2, av_warn), 0);
+
+	fake_reset(S_CTX_REMOTE, &step0);
+	assert_int_equal(run_step(3, av_fail, NULL, NULL), -1);
+	assert_int_equal(slurm_spank_exit(NULL, 3, av_fail), 0);
+	assert_int_equal(unlink(base), 0);
+}
+
+static void test_special_steps(void **state)
+{
+	char *av[] = { base_arg, "default=local" };
+	struct fake_job job = step0;
+
+	(void)state;
+	job.stepid = 0xfffffffc;	/* extern: nothing */
+	fake_reset(S_CTX_REMOTE, &job);
+	assert_int_equal(run_step(2, av, NULL, NULL), 0);
+	assert_false(exists("%s/%d", base, JOB_UID));
+	assert_null(fake_env_get("SLURM_EXT_CACHE_DIR"));
+	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+
+	job.stepid = 0xfffffffb;	/* batch */
+	job.restart = 2;
+	fake_reset(S_CTX_REMOTE, &job);
+	assert_int_equal(run_step(2, av, NULL, NULL), 0);
+	assert_true(exists("%s/%d/77.2/batch", base, JOB_UID));
+	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	assert_false(exists("%s/%d/77.2/batch", base, JOB_UID));
+
+	/* root's jobs are left alone */
+	job = step0;
+	job.uid = 0;
+	fake_reset(S_CTX_REMOTE, &job);
+	assert_int_equal(run_step(2, av, NULL, NULL), 0);
+	assert_false(exists("%s/0", base));
+	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	run_epilog(2, av);
+	assert_true(exists("%s/%d/77.2", base, JOB_UID));
+
+	fake_reset(S_CTX_REMOTE, &step0);
+	run_epilog(2, av);
+	assert_false(exists("%s/%d", base, JOB_UID));
+}
+
+static void test_client_refuses_bad_input(void **state)
+{
+	char *bad_cfg[] = { "base=relative/path" };
+	char *unknown[] = { "bsae=/x" };
+	char *av[] = { base_arg };
+
+	(void)state;
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, bad_cfg), -1);
+	assert_true(fake_log_has("error", "ext-cache: base=relative/path: must be an absolute path"));
+	assert_int_equal(slurm_spank_init(NULL, 1, unknown), -1);
+	assert_true(fake_log_has("error", "bsae=/x: unknown argument"));
+
+	fake_reset(S_CTX_ALLOCATOR, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("lcoal", 0), -1);
+	assert_true(fake_log_has("error", "did you mean 'local'"));
+	assert_int_equal(fake_option("local", 0), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+
+	/* the environment form is checked once the command line had its say */
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	setenv("SLURM_EXT_CACHE", "bogus", 1);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), -1);
+	assert_true(fake_log_has("error", "SLURM_EXT_CACHE=bogus"));
+	assert_int_equal(fake_option("job", 0), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+	unsetenv("SLURM_EXT_CACHE");
+}
+
+static void test_epilog_removes_every_run_and_leaves_others(void **state)
+{
+	char *av[] = { base_arg, "default=local" };
+	struct fake_job job = step0;
+
+	(void)state;
+	fake_reset(S_CTX_REMOTE, &job);
+	assert_int_equal(run_step(2, av, "job", NULL), 0);
+	job.restart = 1;
+	fake_reset(S_CTX_REMOTE, &job);
+	assert_int_equal(run_step(2, av, "job", NULL), 0);
+	job = step0;
+	job.jobid = 78;
+	fake_reset(S_CTX_REMOTE, &job);
+	assert_int_equal(run_step(2, av, "job", NULL), 0);
+
+	job = step0;
+	fake_reset(S_CTX_JOB_SCRIPT, &job);
+	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
+	assert_false(exists("%s/%d/77", base, JOB_UID));
+	assert_false(exists("%s/%d/77.1", base, JOB_UID));
+	assert_true(exists("%s/%d/78/job", base, JOB_UID));
+
+	job.jobid = 78;
+	fake_reset(S_CTX_JOB_SCRIPT, &job);
+	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
+	assert_false(exists("%s/%d", base, JOB_UID));
+
+	/* a bad argument in the epilog is logged, never returned: that would drain the node */
+	char *bad[] = { "base=nope" };
+	assert_int_equal(slurm_spank_job_epilog(NULL, 1, bad), 0);
+	assert_true(fake_log_has("error", "base=nope"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_local_step_full_lifecycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_mode_shared_by_steps_until_epilog, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_environment_form_and_default, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user_values_kept_or_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_remote_option_fails_tasks_not_hooks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_squatted_base_fails_or_warns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_on_error_overrides, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_special_steps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_refuses_bad_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_epilog_removes_every_run_and_leaves_others, setup, teardown),
+	};
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_lifecycle: must run as root (it hands directories to uid %d)\n",
+			JOB_UID);
+		return (1);
+	}
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
