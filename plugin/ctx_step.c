@@ -195,8 +195,8 @@ int extc_step_task_init(spank_t sp, int ac, char **av)
 	if (spank_get_item(sp, S_TASK_ID, &taskid) != ESPANK_SUCCESS)
 		taskid = 0;
 	if (taskid == 0)
-		slurm_error("ext-cache: %s%s", step.fail_step ? "" : "going on without a private cache: ",
-			    step.why);
+		extc_error("%s: %s", step.fail_step ? "no private cache on this node, failing the step" :
+			   "no private cache on this node, going on without one", step.why);
 	return (step.fail_step ? -1 : 0);
 }
 
