@@ -1,0 +1,71 @@
+#!/bin/bash
+# A two-minute look at spank-ext-cache on a throwaway 3-node Slurm on this machine.
+# As root on Debian 12: installs what it needs, builds the plugin, starts
+# munge + slurmctld + 3 slurmd (each with its own node-local /tmp and
+# /var/tmp), runs a multi-node job as an unprivileged user, shows every
+# node's private cache while the job runs and that it is gone afterwards,
+# then stops the cluster.
+set -u
+cd "$(dirname "$0")/.."
+top=$(pwd)
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "scripts/demo.sh: run as root (it installs packages and starts a private Slurm)" >&2
+    exit 1
+fi
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+say "installing dependencies (Debian packages) and building"
+scripts/install-deps.sh test || exit 1
+if [ ! -f .libs/ext_cache.so ]; then
+    { autoreconf -fi && ./configure && make -j2; } >/tmp/ext-cache-demo-build.log 2>&1 ||
+        { tail -30 /tmp/ext-cache-demo-build.log; exit 1; }
+fi
+
+. tests/integration/lib/assert.sh
+. tests/integration/lib/cluster.sh
+trap 'lab_stop >/dev/null 2>&1' EXIT
+
+say "starting a 3-node Slurm (n1 n2 n3) with the plugin"
+lab_setup >/dev/null || exit 1
+lab_install_plugin "$top/.libs/ext_cache.so" || exit 1
+line="required $LAB_PLUGIN base=/var/tmp/ext-cache"
+lab_set_plugstack "$line"
+echo "plugstack.conf: $line"
+lab_start >/dev/null || { lab_tail_logs; exit 1; }
+lab_root sinfo
+
+say "srun --help shows the option"
+lab_user srun --help 2>&1 | grep -A2 -- '--ext-cache'
+
+say "a job with 6 ranks on 3 nodes: every rank sees its node's private cache"
+cat >"$LAB/work/demo_rank.sh" <<'RANK'
+#!/bin/bash
+echo "$SLURMD_NODENAME rank $SLURM_PROCID: TORCH_EXTENSIONS_DIR=$TORCH_EXTENSIONS_DIR"
+echo "built by rank $SLURM_PROCID" >"$TORCH_EXTENSIONS_DIR/rank$SLURM_PROCID.txt"
+sleep 3
+RANK
+chmod 755 "$LAB/work/demo_rank.sh"
+lab_user srun -N3 -n6 --ext-cache=local "$LAB/work/demo_rank.sh" &
+srun_pid=$!
+sleep 1.5
+say "meanwhile, on each node (as root, in that node's own /var/tmp)"
+for n in n1 n2 n3; do
+    echo "--- $n"
+    lab_node "$n" find /var/tmp/ext-cache -maxdepth 5 -printf '%M %u %p\n' 2>/dev/null | sort -k3 | grep -E 'torch_extensions|/[0-9]+$|/0$'
+done
+wait "$srun_pid"
+lab_wait_idle 30 >/dev/null
+
+say "after the job: the job's tree is gone on every node"
+for n in n1 n2 n3; do
+    printf '%s: ' "$n"
+    lab_node "$n" find /var/tmp/ext-cache -mindepth 1 | grep . || echo "(empty)"
+done
+
+say "a typo is refused before anything is submitted"
+lab_user srun -N1 --ext-cache=lcoal true
+echo "(srun exit code $?)"
+
+say "done; stopping the cluster"

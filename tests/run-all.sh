@@ -1,0 +1,82 @@
+#!/bin/bash
+# The whole test suite, from a fresh Debian 12 machine, as root:
+#   install dependencies, build with warnings as errors, run the cmocka unit
+#   tests, then every integration suite on a throwaway 3-node Slurm.
+# Ends with one line "N passed, M failed" summing every suite; exits non-zero
+# if anything failed or if no test ran.
+set -u
+cd "$(dirname "$0")/.."
+top=$(pwd)
+logdir=${EXTC_TEST_LOGS:-$top/tests/logs}
+mkdir -p "$logdir"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "tests/run-all.sh: must run as root (it installs packages and starts Slurm)" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+passed=0
+failed=0
+failed_suites=""
+
+# count_from LOG KIND: add a suite's own counts to the totals.
+count_from() {
+    local log=$1 kind=$2 p f
+    case $kind in
+        cmocka)
+            p=$(grep -h '^\[  PASSED  \] [0-9]* test' "$log" | awk '{s += $4} END {print s + 0}')
+            f=$(grep -h '^\[  FAILED  \] [0-9]* test' "$log" | awk '{s += $4} END {print s + 0}')
+            ;;
+        plain)
+            p=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | awk '{print $1}')
+            f=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | awk '{print $3}')
+            ;;
+    esac
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-0}))
+}
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "dependencies"
+scripts/install-deps.sh test || { echo "0 passed, 1 failed"; exit 1; }
+
+step "build (warnings are errors)"
+if ! { autoreconf -fi && ./configure --enable-werror && make -j2; } >"$logdir/build.log" 2>&1; then
+    tail -40 "$logdir/build.log"
+    echo "build failed; see $logdir/build.log"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+step "unit tests (make check)"
+make -j2 check >"$logdir/unit.log" 2>&1
+rc=$?
+cat tests/unit/*.log >"$logdir/unit-detail.log" 2>/dev/null
+grep -E '^(PASS|FAIL|ERROR|# )' "$logdir/unit.log"
+count_from "$logdir/unit-detail.log" cmocka
+if [ "$rc" -ne 0 ]; then
+    failed_suites="$failed_suites unit"
+    grep -B2 -A8 -E '\[  (FAILED|ERROR)|FAILED  \]' "$logdir/unit-detail.log" | head -60
+    # a crash counts even if no cmocka line said so
+    [ "$(grep -c '^FAIL\|^ERROR' "$logdir/unit.log")" -gt 0 ] && failed=$((failed + 1))
+fi
+
+for suite in tests/integration/test_*.sh; do
+    name=$(basename "$suite" .sh)
+    step "integration: $name"
+    bash "$suite" >"$logdir/$name.log" 2>&1
+    rc=$?
+    grep -E '^(not ok|[0-9]+ passed)' "$logdir/$name.log"
+    count_from "$logdir/$name.log" plain
+    if [ "$rc" -ne 0 ]; then
+        failed_suites="$failed_suites $name"
+        grep -q -E '^[0-9]+ passed, [0-9]+ failed' "$logdir/$name.log" || failed=$((failed + 1))
+    fi
+done
+
+step "summary"
+[ -n "$failed_suites" ] && echo "failing suites:$failed_suites (logs in $logdir)"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ -z "$failed_suites" ] && [ "$passed" -gt 0 ]
