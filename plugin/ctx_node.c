@@ -4,6 +4,7 @@
 #include <slurm/spank.h>
 
 #include "config.h"
+#include "ctl_query.h"
 #include "ctx_node.h"
 #include "fs_tree.h"
 #include "layout.h"
@@ -42,6 +43,28 @@ int extc_node_slurmd_init(spank_t sp, int ac, char **av)
 }
 
 /*
+ * Trees of jobs whose epilog never ran (slurmstepd SIGKILLed, node crash)
+ * go at the next epilog on the node. A tree is left if a step holds it or
+ * the controller does not say for sure that its job is over.
+ */
+static void sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_policy *pol)
+{
+	struct extc_sweep_report sweep;
+	char why[512], text[256];
+
+	if (extc_tree_sweep(cfg, pol, extc_ctl_job_alive, NULL, &sweep, why, sizeof(why)) < 0) {
+		extc_error("epilog: sweeping leftovers: %s", why);
+		return;
+	}
+	if (sweep.jobs_removed == 0 && sweep.refused == 0)
+		return;
+	extc_rm_report_text(&sweep.rm, text, sizeof(text));
+	extc_info("epilog: removed the trees of %u ended job(s) whose epilog never ran (%s); "
+		  "kept %u running, %u not yet over; %u level(s) failed verification and were left alone",
+		  sweep.jobs_removed, text, sweep.held, sweep.alive, sweep.refused);
+}
+
+/*
  * The epilog removes every run of the job whatever mode was used: it
  * cannot see options given to an inner srun. Only S_JOB_UID and S_JOB_ID
  * are trusted here; nothing from the job's environment is read. It never
@@ -77,6 +100,7 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 	}
 	extc_rm_report_text(&report, text, sizeof(text));
 	extc_verbose("epilog: %s in %.3f ms", text, (double)(extc_monotonic_ns() - t0) / 1e6);
+	sweep_leftovers(&cfg, &pol);
 out:
 	extc_log_scope_clear();
 	return (0);

@@ -32,14 +32,23 @@ static struct {
 	struct extc_ids ids;
 	struct extc_choice choice;
 	char leaf_path[PATH_MAX];
+	int hold_fd;		/* the job level, locked shared while this step runs */
 	char why[1024];
-} step;
+} step = { .hold_fd = -1 };
+
+static void step_reset(void)
+{
+	if (step.hold_fd >= 0)
+		close(step.hold_fd);
+	memset(&step, 0, sizeof(step));
+	step.hold_fd = -1;
+}
 
 int extc_step_init(spank_t sp, int ac, char **av)
 {
 	char why[512];
 
-	memset(&step, 0, sizeof(step));
+	step_reset();
 	if (extc_config_parse(&step.cfg, ac, av, why, sizeof(why)) < 0) {
 		extc_error("%s", why);
 		return (-1);
@@ -123,7 +132,7 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 	extc_fs_policy_root(&step.pol, &step.cfg, step.node_name);
 	t0 = extc_monotonic_ns();
 	if (extc_tree_create(&step.cfg, &step.pol, &step.ids, step.choice.mode, step.leaf_path,
-			     sizeof(step.leaf_path), step.why, sizeof(step.why)) < 0) {
+			     sizeof(step.leaf_path), &step.hold_fd, step.why, sizeof(step.why)) < 0) {
 		step.fail_step = failure_fails_step();
 		step.warn_step = !step.fail_step;
 		extc_error("no private cache for this step (%s): %s",
@@ -222,7 +231,7 @@ int extc_step_exit(spank_t sp, int ac, char **av)
 	extc_verbose("removed %s: %s in %.3f ms", step.leaf_path, text,
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
 out:
-	memset(&step, 0, sizeof(step));
+	step_reset();
 	extc_log_scope_clear();
 	return (0);
 }

@@ -289,6 +289,18 @@ static int open_job(struct tree_fds *t, const struct extc_fs_policy *pol, uid_t 
 	}
 	rv = open_level(t->uid, &uid_id, jname, create, pol, t->path, sizeof(t->path), &t->job,
 			why, whylen);
+	if (rv == 0 && create) {
+		struct extc_ident job_id;
+
+		/* held by every step of the job for its lifetime: a sweep skips held levels */
+		if (flock(t->job, LOCK_SH) < 0 || extc_ident_fd(t->job, &job_id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot lock: %s", t->path, strerror(errno));
+			rv = -1;
+		} else if (job_id.nlink == 0) {
+			extc_fmt(why, whylen, "%s: removed while being set up", t->path);
+			rv = -1;
+		}
+	}
 	if (create)
 		flock(t->uid, LOCK_UN);
 	return (rv);
@@ -339,8 +351,12 @@ static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_con
 	int fd = -1;
 	int rv = -1;
 
+	/*
+	 * Leaf creation is serialised per user on the uid level: the job level
+	 * cannot serve, every running step of the job holds it shared.
+	 */
 	if (extc_fmt(t->path + plen, sizeof(t->path) - plen, "/%s", leaf) < 0 ||
-	    extc_ident_fd(t->job, &job_id) < 0 || flock(t->job, LOCK_EX) < 0) {
+	    extc_ident_fd(t->job, &job_id) < 0 || flock(t->uid, LOCK_EX) < 0) {
 		extc_fmt(why, whylen, "%s: cannot prepare: %s", t->path, strerror(errno));
 		return (-1);
 	}
@@ -395,7 +411,7 @@ out:
 		close(fd);
 	if (rv < 0 && created)
 		extc_rm_tree_at(t->job, leaf, pol->rm_limits, &rep);
-	flock(t->job, LOCK_UN);
+	flock(t->uid, LOCK_UN);
 	return (rv);
 }
 
@@ -413,7 +429,7 @@ int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_p
 
 int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 		     const struct extc_ids *ids, enum extc_mode mode,
-		     char *leaf_path, size_t pathlen, char *why, size_t whylen)
+		     char *leaf_path, size_t pathlen, int *hold_fd, char *why, size_t whylen)
 {
 	char leaf[EXTC_NAME_LEN];
 	struct tree_fds t;
@@ -433,6 +449,8 @@ int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy 
 		extc_fmt(why, whylen, "%s: path too long", t.path);
 		goto out;
 	}
+	*hold_fd = t.job;
+	t.job = -1;
 	rv = 0;
 out:
 	tree_fds_close(&t);
@@ -485,6 +503,16 @@ int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_po
 out:
 	tree_fds_close(&t);
 	return (rv);
+}
+
+/* Drop a user's level once empty; creators hold it shared while they use it. */
+static void drop_uid_level(int nodefd, int uidfd, const char *uname, struct extc_rm_report *report)
+{
+	if (flock(uidfd, LOCK_EX) == 0) {
+		if (unlinkat(nodefd, uname, AT_REMOVEDIR) == 0)
+			report->removed++;
+		flock(uidfd, LOCK_UN);
+	}
 }
 
 int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
@@ -542,11 +570,102 @@ int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_pol
 		rv = -1;
 		goto out;
 	}
-	/* drop the user's level once empty; creators hold it shared while using it */
-	if (flock(t.uid, LOCK_EX) == 0) {
-		if (unlinkat(t.node, uname, AT_REMOVEDIR) == 0)
-			report->removed++;
-		flock(t.uid, LOCK_UN);
+	drop_uid_level(t.node, t.uid, uname, report);
+	rv = 0;
+out:
+	if (dir != NULL)
+		closedir(dir);
+	tree_fds_close(&t);
+	return (rv);
+}
+
+/* One user's level: remove every job tree that is neither held nor alive. */
+static void sweep_user(int nodefd, const char *uname, const struct extc_fs_policy *pol,
+		       extc_job_alive_fn alive, void *arg, struct extc_sweep_report *rep)
+{
+	struct extc_ident node_id, uid_id;
+	struct extc_rm_report part;
+	char path[PATH_MAX] = "";
+	char why[256];
+	struct dirent *de;
+	DIR *dir = NULL;
+	int uidfd = -1, dfd;
+
+	if (extc_ident_fd(nodefd, &node_id) < 0 ||
+	    open_level(nodefd, &node_id, uname, false, pol, path, sizeof(path), &uidfd, why,
+		       sizeof(why)) != 0) {
+		rep->refused++;
+		goto out;
+	}
+	dfd = dup(uidfd);
+	if (dfd < 0 || extc_ident_fd(uidfd, &uid_id) < 0 || (dir = fdopendir(dfd)) == NULL) {
+		if (dfd >= 0)
+			close(dfd);
+		rep->refused++;
+		goto out;
+	}
+	while ((de = readdir(dir)) != NULL) {
+		uint32_t jobid, restart;
+		int jobfd = -1;
+
+		if (extc_layout_parse_job_name(de->d_name, &jobid, &restart) < 0)
+			continue;
+		path[0] = '\0';
+		if (open_level(uidfd, &uid_id, de->d_name, false, pol, path, sizeof(path), &jobfd,
+			       why, sizeof(why)) != 0) {
+			rep->refused++;
+			continue;
+		}
+		if (flock(jobfd, LOCK_EX | LOCK_NB) < 0) {
+			rep->held++;	/* a step of that job runs here now */
+		} else if (alive != NULL && alive(jobid, arg)) {
+			rep->alive++;
+		} else {
+			extc_rm_tree_at(uidfd, de->d_name, pol->rm_limits, &part);
+			report_add(&rep->rm, &part);
+			rep->jobs_removed++;
+		}
+		close(jobfd);
+	}
+	drop_uid_level(nodefd, uidfd, uname, &rep->rm);
+out:
+	if (dir != NULL)
+		closedir(dir);
+	if (uidfd >= 0)
+		close(uidfd);
+}
+
+int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+		    extc_job_alive_fn alive, void *arg, struct extc_sweep_report *report,
+		    char *why, size_t whylen)
+{
+	struct tree_fds t;
+	struct dirent *de;
+	DIR *dir = NULL;
+	int dfd;
+	int rv;
+
+	memset(report, 0, sizeof(*report));
+	tree_fds_init(&t);
+	rv = open_top(cfg, pol, false, &t, why, whylen);
+	if (rv != 0) {
+		rv = (rv == 1) ? 0 : -1;
+		goto out;
+	}
+	dfd = dup(t.node);
+	if (dfd < 0 || (dir = fdopendir(dfd)) == NULL) {
+		if (dfd >= 0)
+			close(dfd);
+		extc_fmt(why, whylen, "%s: cannot read: %s", t.path, strerror(errno));
+		rv = -1;
+		goto out;
+	}
+	while ((de = readdir(dir)) != NULL) {
+		uid_t uid;
+
+		if (extc_layout_parse_uid_name(de->d_name, &uid) < 0)
+			continue;
+		sweep_user(t.node, de->d_name, pol, alive, arg, report);
 	}
 	rv = 0;
 out:

@@ -39,12 +39,15 @@ int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_p
  * ids->uid/gid with mode 0700 and one subdirectory per managed variable.
  * In job mode an existing leaf of the job's user is reused; in local mode
  * an existing leaf is stale and replaced. 'leaf_path' receives the full
- * path for the environment. On failure nothing of the leaf is left and
- * 'why' says what was refused and why.
+ * path for the environment. 'hold_fd' receives the job level, locked
+ * shared: the caller keeps it open for as long as the step runs, which is
+ * how a sweep knows the job is alive here (the kernel drops the lock when
+ * the step dies, however it dies). On failure nothing of the leaf is left
+ * and 'why' says what was refused and why.
  */
 int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 		     const struct extc_ids *ids, enum extc_mode mode,
-		     char *leaf_path, size_t pathlen, char *why, size_t whylen);
+		     char *leaf_path, size_t pathlen, int *hold_fd, char *why, size_t whylen);
 
 /* Remove one step's leaf. 0 when it is gone (or never existed). */
 int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_policy *pol,
@@ -55,5 +58,25 @@ int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_po
 int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 			 uid_t uid, uint32_t jobid, struct extc_rm_report *report,
 			 char *why, size_t whylen);
+
+/* Does the job still run (or is it still ending) anywhere? Unsure means yes. */
+typedef bool (*extc_job_alive_fn)(uint32_t jobid, void *arg);
+
+struct extc_sweep_report {
+	unsigned jobs_removed;	/* leftovers removed */
+	unsigned held;		/* job levels held by a running step here */
+	unsigned alive;		/* not held, but the job is not over */
+	unsigned refused;	/* levels that failed verification: left alone */
+	struct extc_rm_report rm;
+};
+
+/*
+ * Remove leftovers of jobs whose epilog never ran (slurmstepd or the node
+ * killed): every job level that no step holds and whose job 'alive' says
+ * is over. Levels that fail verification are counted and left alone.
+ */
+int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+		    extc_job_alive_fn alive, void *arg, struct extc_sweep_report *report,
+		    char *why, size_t whylen);
 
 #endif /* EXTC_FS_TREE_H_ */

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
 #include <slurm/spank.h>
 
 #include "fake_spank.h"
@@ -18,6 +20,8 @@ static struct {
 	struct spank_option *option;
 	char log[LOG_MAX][1200];
 	size_t nlog;
+	slurm_job_info_t jobs[16];	/* what the fake controller knows */
+	size_t njobs;
 } fake;
 
 void fake_set_context(spank_context_t ctx)
@@ -37,6 +41,7 @@ void fake_reset(spank_context_t ctx, const struct fake_job *job)
 	fake.job = *job;
 	fake.option = NULL;
 	fake.nlog = 0;
+	fake.njobs = 0;
 }
 
 static char **env_slot(const char *name, bool create)
@@ -222,3 +227,46 @@ FAKE_LOG(slurm_info, "info")
 FAKE_LOG(slurm_verbose, "verbose")
 FAKE_LOG(slurm_debug, "debug")
 FAKE_LOG(slurm_spank_log, "user")
+
+/* ---- the controller, for the leftover sweep ------------------------------- */
+
+static int fake_ctl_errno;
+
+void fake_ctl_set_job(uint32_t jobid, uint32_t state)
+{
+	if (fake.njobs < sizeof(fake.jobs) / sizeof(fake.jobs[0])) {
+		fake.jobs[fake.njobs].job_id = jobid;
+		fake.jobs[fake.njobs].job_state = state;
+		fake.njobs++;
+	}
+}
+
+int slurm_load_job(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags)
+{
+	size_t i;
+
+	(void)show_flags;
+	for (i = 0; i < fake.njobs; i++) {
+		if (fake.jobs[i].job_id != job_id)
+			continue;
+		*resp = calloc(1, sizeof(**resp));
+		(*resp)->record_count = 1;
+		(*resp)->job_array = calloc(1, sizeof(slurm_job_info_t));
+		(*resp)->job_array[0] = fake.jobs[i];
+		return (SLURM_SUCCESS);
+	}
+	fake_ctl_errno = ESLURM_INVALID_JOB_ID;
+	return (SLURM_ERROR);
+}
+
+void slurm_free_job_info_msg(job_info_msg_t *msg)
+{
+	if (msg != NULL)
+		free(msg->job_array);
+	free(msg);
+}
+
+int slurm_get_errno(void)
+{
+	return (fake_ctl_errno);
+}

@@ -28,6 +28,9 @@ const char *fake_env_get(const char *name);
 /* Run the option callback the plugin registered, as Slurm would. */
 int fake_option(const char *value, int remote);
 
+/* Tell the fake controller about a job (JOB_RUNNING, JOB_COMPLETE, ...); others are unknown. */
+void fake_ctl_set_job(uint32_t jobid, uint32_t state);
+
 /* Captured log: does any line at 'level' ("error", "info", "verbose", "debug") contain 'needle'? */
 bool fake_log_has(const char *level, const char *needle);
 void fake_log_dump(void);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <slurm/slurm.h>
 #include <slurm/spank.h>
 
 #include "fake_spank.h"
@@ -328,6 +329,7 @@ static void test_special_steps(void **state)
 	job = step0;
 	job.uid = 0;
 	fake_reset(S_CTX_REMOTE, &job);
+	fake_ctl_set_job(77, JOB_RUNNING);	/* so the root job's epilog sweep keeps 77.2 */
 	assert_int_equal(run_step(2, av, NULL, NULL), 0);
 	assert_false(exists("%s/0", base));
 	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
@@ -404,6 +406,56 @@ static void test_epilog_removes_every_run_and_leaves_others(void **state)
 	assert_true(fake_log_has("error", "base=nope"));
 }
 
+static void test_epilog_sweeps_leftovers_of_ended_jobs_only(void **state)
+{
+	char *av[] = { base_arg, "default=local" };
+	struct fake_job job = step0;
+	int exit_rc;
+
+	(void)state;
+	/* job 90: slurmstepd was SIGKILLed: its tree stays, no exit hook ran */
+	job.jobid = 90;
+	fake_reset(S_CTX_REMOTE, &job);
+	assert_int_equal(run_step(2, av, "job", NULL), 0);
+	assert_int_equal(slurm_spank_init(NULL, 2, av), 0);	/* drops the dead step's state */
+	/* job 91: still running between steps; job 92: a step runs right now */
+	job.jobid = 91;
+	fake_reset(S_CTX_REMOTE, &job);
+	assert_int_equal(run_step(2, av, "job", &exit_rc), 0);
+	job.jobid = 92;
+	fake_reset(S_CTX_REMOTE, &job);
+	assert_int_equal(run_step(2, av, "job", NULL), 0);	/* no exit: still holding */
+
+	/* job 93 ends here; the controller knows 91 runs, 92 and 90 are unknown to it */
+	job.jobid = 93;
+	fake_reset(S_CTX_JOB_SCRIPT, &job);
+	fake_ctl_set_job(91, JOB_RUNNING);
+	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
+	assert_false(exists("%s/%d/90", base, JOB_UID));
+	assert_true(exists("%s/%d/91/job", base, JOB_UID));
+	assert_true(exists("%s/%d/92/job", base, JOB_UID));
+	assert_true(fake_log_has("info", "ended job(s) whose epilog never ran"));
+
+	/* a job the controller reports over, but still completing here, is its own epilog's */
+	fake_reset(S_CTX_JOB_SCRIPT, &job);
+	fake_ctl_set_job(91, JOB_COMPLETE | JOB_COMPLETING);
+	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
+	assert_true(exists("%s/%d/91/job", base, JOB_UID));
+	fake_reset(S_CTX_JOB_SCRIPT, &job);
+	fake_ctl_set_job(91, JOB_COMPLETE);
+	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
+	assert_false(exists("%s/%d/91", base, JOB_UID));
+	assert_true(exists("%s/%d/92/job", base, JOB_UID));
+
+	/* the step of 92 ends: the lock goes and its own epilog removes it */
+	fake_set_context(S_CTX_REMOTE);
+	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	job.jobid = 92;
+	fake_reset(S_CTX_JOB_SCRIPT, &job);
+	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
+	assert_false(exists("%s/%d", base, JOB_UID));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +469,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_special_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_refuses_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epilog_removes_every_run_and_leaves_others, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_epilog_sweeps_leftovers_of_ended_jobs_only, setup, teardown),
 	};
 
 	if (geteuid() != 0) {
