@@ -56,12 +56,13 @@ static void sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_
 		extc_error("epilog: sweeping leftovers: %s", why);
 		return;
 	}
-	if (sweep.jobs_removed == 0 && sweep.refused == 0)
+	if (sweep.jobs_removed == 0 && sweep.jobs_failed == 0 && sweep.refused == 0)
 		return;
 	extc_rm_report_text(&sweep.rm, text, sizeof(text));
-	extc_info("epilog: removed the trees of %u ended job(s) whose epilog never ran (%s); "
-		  "kept %u running, %u not yet over; %u level(s) failed verification and were left alone",
-		  sweep.jobs_removed, text, sweep.held, sweep.alive, sweep.refused);
+	extc_info("epilog: removed the trees of %u ended job(s) whose epilog never ran, %u only in "
+		  "part (%s); kept %u running, %u not yet over; %u level(s) failed verification and "
+		  "were left alone", sweep.jobs_removed, sweep.jobs_failed, text, sweep.held,
+		  sweep.alive, sweep.refused);
 }
 
 /*

@@ -164,8 +164,12 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (!step.created)
 		return (0);
-	if (extc_layout_user_prefix(prefix, sizeof(prefix), step.cfg.base, step.pol.node_name,
-				    step.ids.uid) < 0)
+	/*
+	 * Everything below the base is this plugin's: only root can make
+	 * anything there. A value under it was exported for an enclosing step
+	 * (on this node or, with a shared base, another one) and is replaced.
+	 */
+	if (extc_fmt(prefix, sizeof(prefix), "%s/", step.cfg.base) < 0)
 		return (0);
 	for (i = 0; i < step.cfg.nvars; i++) {
 		const struct extc_var *var = &step.cfg.vars[i];

@@ -19,8 +19,8 @@ enum extc_var_action {
 
 /*
  * Decide what to do with one managed variable. 'current' is its value in
- * the job environment (NULL when unset); 'managed_prefix' is
- * "<base>/<uid>/", under which every value this plugin ever exports lies.
+ * the job environment (NULL when unset); 'managed_prefix' is "<base>/",
+ * under which every value this plugin ever exports lies.
  * The value is only compared, never used to build a path.
  */
 enum extc_var_action extc_var_decide(const char *current, bool user_asked,

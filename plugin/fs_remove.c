@@ -322,7 +322,8 @@ static bool over_budget(struct rm_walk *w)
 		stop_walk(w, "entry budget exhausted");
 		return (true);
 	}
-	if (l->deadline_ns != 0 && (w->visited & 255) == 0 && extc_monotonic_ns() > l->deadline_ns) {
+	/* the clock is read on the first entry and every 256th after it */
+	if (l->deadline_ns != 0 && (w->visited & 255) == 1 && extc_monotonic_ns() > l->deadline_ns) {
 		stop_walk(w, "time budget exhausted");
 		return (true);
 	}
@@ -372,6 +373,13 @@ int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits 
 	w.limits = limits;
 	w.report = report;
 	w.parentfd = parentfd;
+
+	/* one plain entry of parentfd, nothing that would resolve elsewhere */
+	if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+	    strchr(name, '/') != NULL) {
+		note_failure(&w, EINVAL, name, 0);
+		goto out;
+	}
 
 	if (fstatat(parentfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)

@@ -26,6 +26,8 @@ void extc_rm_limits_default(struct extc_rm_limits *limits);
 
 /*
  * Remove 'name' (a directory tree or a single entry) below 'parentfd'.
+ * 'name' must be one plain entry: "", ".", ".." and anything with a '/'
+ * are refused (EINVAL) without touching anything.
  * 'parentfd' must be a directory the caller trusts (root-owned, verified).
  * No symlink is followed, no mount point is entered, '..' is only used
  * to re-open an ancestor whose identity is then verified, and no mode or

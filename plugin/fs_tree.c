@@ -15,6 +15,7 @@
 
 #define SKELETON_MODE 0711	/* traversable, not listable: users cannot see each other's jobs */
 #define LEAF_MODE 0700
+#define LEVEL_RETRIES 64	/* bounded, but far above what racing epilogs can cause */
 
 /* Everything a walk down the tree holds; closed in one place. */
 struct tree_fds {
@@ -49,12 +50,21 @@ void extc_fs_policy_root(struct extc_fs_policy *pol, const struct extc_config *c
 	pol->rm_limits = NULL;
 }
 
-static const char *open_error(int err)
+/*
+ * Why openat(O_DIRECTORY|O_NOFOLLOW) failed, in words: Linux says ENOTDIR
+ * rather than ELOOP for a symlink, so the entry itself is looked at.
+ */
+static const char *open_error(int parentfd, const char *name, int err)
 {
+	struct stat sb;
+
 	if (err == ELOOP)
 		return ("is a symbolic link");
-	if (err == ENOTDIR)
+	if (err == ENOTDIR) {
+		if (fstatat(parentfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
+			return ("is a symbolic link");
 		return ("is not a directory");
+	}
 	return (strerror(err));
 }
 
@@ -103,6 +113,7 @@ static int open_level(int parentfd, const struct extc_ident *parent_id, const ch
 	struct extc_ident id;
 	bool created = false;
 	size_t plen = strlen(path);
+	int attempt;
 	int fd = -1;
 	int rv = -1;
 
@@ -110,21 +121,26 @@ static int open_level(int parentfd, const struct extc_ident *parent_id, const ch
 		extc_fmt(why, whylen, "%s: path too long", path);
 		goto out;
 	}
-	if (create) {
-		if (mkdirat(parentfd, name, SKELETON_MODE) == 0)
-			created = true;
-		else if (errno != EEXIST) {
-			extc_fmt(why, whylen, "%s: cannot create: %s", path, strerror(errno));
-			goto out;
+	/* another job's epilog may drop an empty level between our mkdir and open */
+	for (attempt = 0; attempt < LEVEL_RETRIES; attempt++) {
+		if (create) {
+			if (mkdirat(parentfd, name, SKELETON_MODE) == 0)
+				created = true;
+			else if (errno != EEXIST) {
+				extc_fmt(why, whylen, "%s: cannot create: %s", path, strerror(errno));
+				goto out;
+			}
 		}
+		fd = openat(parentfd, name, EXTC_DIR_OPEN_FLAGS);
+		if (fd >= 0 || errno != ENOENT || !create)
+			break;
 	}
-	fd = openat(parentfd, name, EXTC_DIR_OPEN_FLAGS);
 	if (fd < 0) {
 		if (errno == ENOENT && !create) {
 			rv = 1;
 			goto out;
 		}
-		extc_fmt(why, whylen, "%s: cannot open: %s", path, open_error(errno));
+		extc_fmt(why, whylen, "%s: cannot open: %s", path, open_error(parentfd, name, errno));
 		goto out;
 	}
 	if (extc_ident_fd(fd, &id) < 0) {
@@ -190,7 +206,8 @@ static int open_base(const char *base, bool create, const struct extc_fs_policy 
 		if (nfd < 0) {
 			rv = (errno == ENOENT && !create) ? 1 : -1;
 			if (rv < 0)
-				extc_fmt(why, whylen, "%s: cannot open: %s", path, open_error(errno));
+				extc_fmt(why, whylen, "%s: cannot open: %s", path,
+					 open_error(fd, comp, errno));
 			goto out;
 		}
 		close(fd);
@@ -264,7 +281,7 @@ static int open_job(struct tree_fds *t, const struct extc_fs_policy *pol, uid_t 
 		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
 		return (-1);
 	}
-	for (attempt = 0; attempt < 3; attempt++) {
+	for (attempt = 0; attempt < LEVEL_RETRIES; attempt++) {
 		t->path[plen] = '\0';
 		rv = open_level(t->node, &node_id, uname, create, pol, t->path, sizeof(t->path),
 				&t->uid, why, whylen);
@@ -321,7 +338,8 @@ static int make_subdirs(int leaffd, const struct extc_config *cfg, const struct 
 		}
 		fd = openat(leaffd, sub, EXTC_DIR_OPEN_FLAGS);
 		if (fd < 0) {
-			extc_fmt(why, whylen, "%s/%s: cannot open: %s", path, sub, open_error(errno));
+			extc_fmt(why, whylen, "%s/%s: cannot open: %s", path, sub,
+				 open_error(leaffd, sub, errno));
 			return (-1);
 		}
 		if (fchmod(fd, LEAF_MODE) < 0 || fchown(fd, ids->uid, ids->gid) < 0) {
@@ -369,7 +387,8 @@ static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_con
 		}
 		fd = openat(t->job, leaf, EXTC_DIR_OPEN_FLAGS);
 		if (fd < 0 || extc_ident_fd(fd, &id) < 0) {
-			extc_fmt(why, whylen, "%s: cannot open: %s", t->path, open_error(errno));
+			extc_fmt(why, whylen, "%s: cannot open: %s", t->path,
+				 open_error(t->job, leaf, errno));
 			goto out;
 		}
 		if (!extc_ident_same_mount(&id, &job_id)) {
@@ -442,13 +461,16 @@ int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy 
 		goto out;
 	}
 	if (open_top(cfg, pol, true, &t, why, whylen) != 0 ||
-	    open_job(&t, pol, ids->uid, ids->jobid, ids->restart, true, why, whylen) != 0 ||
-	    make_leaf(&t, leaf, cfg, pol, ids, mode == EXTC_MODE_JOB, why, whylen) != 0)
+	    open_job(&t, pol, ids->uid, ids->jobid, ids->restart, true, why, whylen) != 0)
 		goto out;
-	if (extc_fmt(leaf_path, pathlen, "%s", t.path) < 0) {
-		extc_fmt(why, whylen, "%s: path too long", t.path);
+	/* the longest exported value must fit before anything is handed over */
+	if (strlen(t.path) + 1 + strlen(leaf) + 1 + EXTC_SUBDIR_MAX >= pathlen) {
+		extc_fmt(why, whylen, "%s/%s: path too long", t.path, leaf);
 		goto out;
 	}
+	if (make_leaf(&t, leaf, cfg, pol, ids, mode == EXTC_MODE_JOB, why, whylen) != 0)
+		goto out;
+	extc_fmt(leaf_path, pathlen, "%s", t.path);
 	*hold_fd = t.job;
 	t.job = -1;
 	rv = 0;
@@ -508,11 +530,22 @@ out:
 /* Drop a user's level once empty; creators hold it shared while they use it. */
 static void drop_uid_level(int nodefd, int uidfd, const char *uname, struct extc_rm_report *report)
 {
-	if (flock(uidfd, LOCK_EX) == 0) {
-		if (unlinkat(nodefd, uname, AT_REMOVEDIR) == 0)
-			report->removed++;
-		flock(uidfd, LOCK_UN);
-	}
+	struct extc_ident held;
+	struct stat named;
+
+	if (flock(uidfd, LOCK_EX) < 0)
+		return;
+	/*
+	 * Only the holder of this lock removes this directory, so if the name
+	 * still leads to it now it does so at the unlink too; if it leads to a
+	 * newer level, that one is in use by whoever made it.
+	 */
+	if (extc_ident_fd(uidfd, &held) == 0 && held.nlink > 0 &&
+	    fstatat(nodefd, uname, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    named.st_dev == held.dev && named.st_ino == held.ino &&
+	    unlinkat(nodefd, uname, AT_REMOVEDIR) == 0)
+		report->removed++;
+	flock(uidfd, LOCK_UN);
 }
 
 int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
@@ -621,9 +654,11 @@ static void sweep_user(int nodefd, const char *uname, const struct extc_fs_polic
 		} else if (alive != NULL && alive(jobid, arg)) {
 			rep->alive++;
 		} else {
-			extc_rm_tree_at(uidfd, de->d_name, pol->rm_limits, &part);
+			if (extc_rm_tree_at(uidfd, de->d_name, pol->rm_limits, &part) == 0)
+				rep->jobs_removed++;
+			else
+				rep->jobs_failed++;
 			report_add(&rep->rm, &part);
-			rep->jobs_removed++;
 		}
 		close(jobfd);
 	}

@@ -64,6 +64,7 @@ typedef bool (*extc_job_alive_fn)(uint32_t jobid, void *arg);
 
 struct extc_sweep_report {
 	unsigned jobs_removed;	/* leftovers removed */
+	unsigned jobs_failed;	/* leftovers that could not be removed completely */
 	unsigned held;		/* job levels held by a running step here */
 	unsigned alive;		/* not held, but the job is not over */
 	unsigned refused;	/* levels that failed verification: left alone */

@@ -78,17 +78,6 @@ int extc_layout_parse_job_name(const char *name, uint32_t *jobid, uint32_t *rest
 	return (0);
 }
 
-int extc_layout_user_prefix(char *buf, size_t len, const char *base, const char *node, uid_t uid)
-{
-	char uname[EXTC_NAME_LEN];
-
-	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0)
-		return (-1);
-	if (node != NULL)
-		return (extc_fmt(buf, len, "%s/%s/%s/", base, node, uname));
-	return (extc_fmt(buf, len, "%s/%s/", base, uname));
-}
-
 int extc_layout_node_name(char *buf, size_t len)
 {
 	char host[256];

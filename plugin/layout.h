@@ -44,13 +44,6 @@ int extc_layout_parse_job_name(const char *name, uint32_t *jobid, uint32_t *rest
 /* Strict inverse of extc_layout_uid_name. */
 int extc_layout_parse_uid_name(const char *name, uid_t *uid);
 
-/*
- * "<base>[/<node>]/<uid>/": every path this plugin exports for that user
- * lies below it, which is how a value set by an enclosing step is told
- * from one the user set. 'node' is NULL unless the base is shared.
- */
-int extc_layout_user_prefix(char *buf, size_t len, const char *base, const char *node, uid_t uid);
-
 #define EXTC_NODE_NAME_MAX 64
 
 /*
