@@ -56,11 +56,18 @@ itest_node_has() {
     lab_node "$1" test -e "$2"
 }
 
+# itest_absent NODE PATH: PATH does not exist inside node NODE's mount namespace.
+# (lab_node's own failures, 125 or nsenter's, do not count as absent)
+itest_absent() {
+    lab_node "$1" test -e "$2"
+    [ "$?" -eq 1 ]
+}
+
 # itest_gone_everywhere NAME PATH: PATH exists on no node.
 itest_gone_everywhere() {
     local name=$1 path=$2 n left=""
     for n in $(lab_nodes); do
-        if itest_node_has "$n" "$path"; then
+        if ! itest_absent "$n" "$path"; then
             left="$left $n"
         fi
     done
