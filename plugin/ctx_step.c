@@ -64,8 +64,6 @@ static int get_ids(spank_t sp, struct extc_ids *ids)
 	    spank_get_item(sp, S_JOB_ID, &ids->jobid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &ids->stepid) != ESPANK_SUCCESS)
 		return (-1);
-	if (spank_get_item(sp, S_SLURM_RESTART_COUNT, &ids->restart) != ESPANK_SUCCESS)
-		ids->restart = 0;
 	return (0);
 }
 

@@ -263,7 +263,7 @@ static int open_top(const struct extc_config *cfg, const struct extc_fs_policy *
  * simply made again.
  */
 static int open_job(struct tree_fds *t, const struct extc_fs_policy *pol, uid_t uid,
-		    uint32_t jobid, uint32_t restart, bool create, char *why, size_t whylen)
+		    uint32_t jobid, bool create, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_ident node_id, uid_id;
@@ -272,7 +272,7 @@ static int open_job(struct tree_fds *t, const struct extc_fs_policy *pol, uid_t 
 	int rv = -1;
 
 	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0 ||
-	    extc_layout_job_name(jobid, restart, jname, sizeof(jname)) < 0) {
+	    extc_layout_job_name(jobid, jname, sizeof(jname)) < 0) {
 		extc_fmt(why, whylen, "uid %u, job %u: not ids this plugin manages",
 			 (unsigned)uid, jobid);
 		return (-1);
@@ -461,7 +461,7 @@ int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy 
 		goto out;
 	}
 	if (open_top(cfg, pol, true, &t, why, whylen) != 0 ||
-	    open_job(&t, pol, ids->uid, ids->jobid, ids->restart, true, why, whylen) != 0)
+	    open_job(&t, pol, ids->uid, ids->jobid, true, why, whylen) != 0)
 		goto out;
 	/* the longest exported value must fit before anything is handed over */
 	if (strlen(t.path) + 1 + strlen(leaf) + 1 + EXTC_SUBDIR_MAX >= pathlen) {
@@ -508,7 +508,7 @@ int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_po
 	}
 	rv = open_top(cfg, pol, false, &t, why, whylen);
 	if (rv == 0)
-		rv = open_job(&t, pol, ids->uid, ids->jobid, ids->restart, false, why, whylen);
+		rv = open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
 	if (rv == 1) {
 		rv = 0;		/* nothing was ever made here */
 		goto out;
@@ -552,18 +552,15 @@ int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_pol
 			 uid_t uid, uint32_t jobid, struct extc_rm_report *report,
 			 char *why, size_t whylen)
 {
-	char uname[EXTC_NAME_LEN];
-	struct extc_rm_report part;
+	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_ident node_id;
-	struct dirent *de;
 	struct tree_fds t;
-	DIR *dir = NULL;
-	int dfd;
 	int rv;
 
 	memset(report, 0, sizeof(*report));
 	tree_fds_init(&t);
-	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0) {
+	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0 ||
+	    extc_layout_job_name(jobid, jname, sizeof(jname)) < 0) {
 		rv = 0;		/* ids this plugin never makes a tree for */
 		goto out;
 	}
@@ -579,35 +576,17 @@ int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_pol
 	}
 	if (rv < 0)
 		goto out;
-	dfd = dup(t.uid);
-	if (dfd < 0 || (dir = fdopendir(dfd)) == NULL) {
-		if (dfd >= 0)
-			close(dfd);
-		extc_fmt(why, whylen, "%s: cannot read: %s", t.path, strerror(errno));
-		rv = -1;
-		goto out;
-	}
-	while ((de = readdir(dir)) != NULL) {
-		uint32_t id, restart;
-
-		if (extc_layout_parse_job_name(de->d_name, &id, &restart) < 0 || id != jobid)
-			continue;
-		extc_rm_tree_at(t.uid, de->d_name, pol->rm_limits, &part);
-		report_add(report, &part);
-	}
-	if (report->failed != 0 || report->stopped != NULL) {
+	if (extc_rm_tree_at(t.uid, jname, pol->rm_limits, report) < 0) {
 		char text[256];
 
 		extc_rm_report_text(report, text, sizeof(text));
-		extc_fmt(why, whylen, "%s/%u: %s", t.path, jobid, text);
+		extc_fmt(why, whylen, "%s/%s: %s", t.path, jname, text);
 		rv = -1;
 		goto out;
 	}
 	drop_uid_level(t.node, t.uid, uname, report);
 	rv = 0;
 out:
-	if (dir != NULL)
-		closedir(dir);
 	tree_fds_close(&t);
 	return (rv);
 }
@@ -638,10 +617,10 @@ static void sweep_user(int nodefd, const char *uname, const struct extc_fs_polic
 		goto out;
 	}
 	while ((de = readdir(dir)) != NULL) {
-		uint32_t jobid, restart;
+		uint32_t jobid;
 		int jobfd = -1;
 
-		if (extc_layout_parse_job_name(de->d_name, &jobid, &restart) < 0)
+		if (extc_layout_parse_job_name(de->d_name, &jobid) < 0)
 			continue;
 		path[0] = '\0';
 		if (open_level(uidfd, &uid_id, de->d_name, false, pol, path, sizeof(path), &jobfd,

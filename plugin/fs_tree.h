@@ -22,7 +22,6 @@ struct extc_ids {
 	uid_t uid;
 	gid_t gid;
 	uint32_t jobid;
-	uint32_t restart;
 	uint32_t stepid;
 };
 
@@ -54,7 +53,7 @@ int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_po
 			  const struct extc_ids *ids, enum extc_mode mode,
 			  struct extc_rm_report *report, char *why, size_t whylen);
 
-/* Remove every run of a job (<jobid> and <jobid>.<restart>) of that user. */
+/* Remove a job's tree (<base>/<uid>/<jobid>), and the user's level once empty. */
 int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 			 uid_t uid, uint32_t jobid, struct extc_rm_report *report,
 			 char *why, size_t whylen);

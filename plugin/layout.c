@@ -17,13 +17,11 @@ int extc_layout_uid_name(uid_t uid, char *buf, size_t len)
 	return (extc_fmt(buf, len, "%u", (unsigned)uid));
 }
 
-int extc_layout_job_name(uint32_t jobid, uint32_t restart, char *buf, size_t len)
+int extc_layout_job_name(uint32_t jobid, char *buf, size_t len)
 {
-	if (jobid == 0 || jobid >= ID_MAX || restart >= ID_MAX)
+	if (jobid == 0 || jobid >= ID_MAX)
 		return (-1);
-	if (restart == 0)
-		return (extc_fmt(buf, len, "%u", jobid));
-	return (extc_fmt(buf, len, "%u.%u", jobid, restart));
+	return (extc_fmt(buf, len, "%u", jobid));
 }
 
 int extc_layout_leaf_name(enum extc_mode mode, uint32_t stepid, char *buf, size_t len)
@@ -58,23 +56,10 @@ int extc_layout_parse_uid_name(const char *name, uid_t *uid)
 	return (0);
 }
 
-int extc_layout_parse_job_name(const char *name, uint32_t *jobid, uint32_t *restart)
+int extc_layout_parse_job_name(const char *name, uint32_t *jobid)
 {
-	char head[16];
-	const char *dot = strchr(name, '.');
-	size_t headlen = dot ? (size_t)(dot - name) : strlen(name);
-	uint32_t r = 0;
-
-	if (headlen == 0 || headlen >= sizeof(head))
+	if (extc_parse_u32(name, ID_MAX - 1, jobid) < 0 || *jobid == 0)
 		return (-1);
-	memcpy(head, name, headlen);
-	head[headlen] = '\0';
-	if (extc_parse_u32(head, ID_MAX - 1, jobid) < 0 || *jobid == 0)
-		return (-1);
-	/* restart 0 is spelled without a suffix, so "<id>.0" is not ours */
-	if (dot != NULL && (extc_parse_u32(dot + 1, ID_MAX - 1, &r) < 0 || r == 0))
-		return (-1);
-	*restart = r;
 	return (0);
 }
 

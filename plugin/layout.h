@@ -10,12 +10,14 @@
 #include "mode.h"
 
 /*
- * <base>/<uid>/<jobid>[.<restart>]/<leaf>
+ * <base>/<uid>/<jobid>/<leaf>
  *
  * Every name is formatted from an integer Slurm gave us; no string a user
- * controls ever becomes part of a path. The restart count is part of the
- * job level so a requeued run never inherits the previous run's tree, even
- * if that run's epilog never ran.
+ * controls ever becomes part of a path. The restart count is not part of
+ * it: slurmstepd knows it for the batch step only (srun steps get 0), so it
+ * would split one run of a job across two trees. A requeued run still
+ * starts empty, because Slurm runs the epilog on every node of the old run
+ * before the job runs again.
  */
 
 #define EXTC_NAME_LEN 32	/* enough for any name below, NUL included */
@@ -30,7 +32,7 @@
 #define EXTC_LEAF_JOB "job"
 
 int extc_layout_uid_name(uid_t uid, char *buf, size_t len);
-int extc_layout_job_name(uint32_t jobid, uint32_t restart, char *buf, size_t len);
+int extc_layout_job_name(uint32_t jobid, char *buf, size_t len);
 
 /*
  * Leaf name for a step: the step id, "batch" or "interactive", or "job" in
@@ -40,7 +42,7 @@ int extc_layout_job_name(uint32_t jobid, uint32_t restart, char *buf, size_t len
 int extc_layout_leaf_name(enum extc_mode mode, uint32_t stepid, char *buf, size_t len);
 
 /* Strict inverse of extc_layout_job_name, for sweeping leftovers. */
-int extc_layout_parse_job_name(const char *name, uint32_t *jobid, uint32_t *restart);
+int extc_layout_parse_job_name(const char *name, uint32_t *jobid);
 /* Strict inverse of extc_layout_uid_name. */
 int extc_layout_parse_uid_name(const char *name, uid_t *uid);
 

@@ -161,12 +161,6 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 		else
 			*va_arg(ap, uint32_t *) = fake.job.stepid;
 		break;
-	case S_SLURM_RESTART_COUNT:
-		if (script)
-			rc = ESPANK_NOT_AVAIL;
-		else
-			*va_arg(ap, uint32_t *) = fake.job.restart;
-		break;
 	case S_TASK_ID:
 		*va_arg(ap, int *) = fake.job.taskid;
 		break;

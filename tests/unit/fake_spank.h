@@ -13,7 +13,6 @@ struct fake_job {
 	gid_t gid;
 	uint32_t jobid;
 	uint32_t stepid;
-	uint32_t restart;
 	int taskid;
 };
 

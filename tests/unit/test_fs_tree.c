@@ -114,7 +114,6 @@ static int setup(void **state)
 	fx->ids.uid = USER_UID;
 	fx->ids.gid = USER_GID;
 	fx->ids.jobid = JOBID;
-	fx->ids.restart = 0;
 	fx->ids.stepid = 0;
 	fx->umask = umask(022);
 	umask(fx->umask);
@@ -409,16 +408,34 @@ static void test_create_batch_and_interactive(void **state)
 	check_tree(fx, leaf, NULL, "77", "12");
 }
 
-static void test_create_restart_gets_its_own_job_level(void **state)
+/*
+ * The batch step and the srun steps of one run share the one job level <jobid>; a
+ * <jobid>.<restart> level an older version left is neither used nor touched.
+ */
+static void test_create_every_step_shares_the_job_level(void **state)
 {
 	struct fx *fx = *state;
 	struct extc_ids ids = fx->ids;
+	struct snapshot old;
 	char leaf[PATH_MAX], p[PATH_MAX];
 
-	ids.restart = 3;
+	ids.jobid = 5;
+	create_ok(fx, &ids, EXTC_MODE_LOCAL, leaf);	/* makes the uid level */
+	make_dir(path_of(fx, p, "base/4242/77.3"), 0, 0, 0711);
+	snap(&old, p);
+	ids.jobid = JOBID;
+	ids.stepid = EXTC_STEP_BATCH;
 	create_ok(fx, &ids, EXTC_MODE_LOCAL, leaf);
-	check_tree(fx, leaf, NULL, "77.3", "0");
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/77")));
+	check_tree(fx, leaf, NULL, "77", "batch");
+	ids.stepid = 0;
+	create_ok(fx, &ids, EXTC_MODE_LOCAL, leaf);
+	check_tree(fx, leaf, NULL, "77", "0");
+	ids.stepid = 1;
+	create_ok(fx, &ids, EXTC_MODE_JOB, leaf);
+	check_tree(fx, leaf, NULL, "77", "job");
+	assert_int_equal(fstest_count_entries_at(AT_FDCWD, path_of(fx, p, "base/4242/77")), 3);
+	assert_int_equal(fstest_count_entries_at(AT_FDCWD, path_of(fx, p, "base/4242")), 3);
+	assert_unchanged(&old);
 }
 
 static void test_steps_without_directory_are_refused(void **state)
@@ -888,43 +905,63 @@ static void test_remove_leaf_when_nothing_exists(void **state)
 	assert_true(fstest_exists(leaf));
 }
 
-static void test_remove_job_removes_every_run_of_that_job_only(void **state)
+static void test_remove_job_removes_that_job_only(void **state)
 {
-	static const char *const keep[] = { "78", "77x", "077", "77.0", "77.2.1", "777", "7" };
+	static const char *const keep[] = { "78", "77x", "077", "77.0", "77.2", "777", "7" };
+	static const uint32_t not_jobs[] = { 0, 0xfffffff0u, 0xfffffffeu, 0xffffffffu };
 	struct fx *fx = *state;
 	struct extc_ids ids = fx->ids;
 	struct extc_rm_report rep;
+	struct snapshot kept[sizeof(keep) / sizeof(keep[0])], dotted_leaf;
 	char leaf[PATH_MAX], why[1024], p[PATH_MAX], uidlevel[PATH_MAX];
 	size_t i;
 
 	create_ok(fx, &ids, EXTC_MODE_LOCAL, leaf);
 	ids.stepid = 1;
 	create_ok(fx, &ids, EXTC_MODE_LOCAL, leaf);
-	ids.stepid = 0;
-	ids.restart = 2;
+	ids.stepid = 2;
 	create_ok(fx, &ids, EXTC_MODE_JOB, leaf);
-	ids.restart = 0;
+	ids.stepid = 0;
 	ids.jobid = 78;
 	create_ok(fx, &ids, EXTC_MODE_LOCAL, leaf);
 	path_of(fx, uidlevel, "base/4242");
-	for (i = 1; i < sizeof(keep) / sizeof(keep[0]); i++)
+	for (i = 1; i < sizeof(keep) / sizeof(keep[0]); i++) {
 		make_dir(fstest_join(p, sizeof(p), uidlevel, keep[i]), 0, 0, 0711);
+		put_file(p, "f", 0);
+	}
+	/* a dotted run level an older version made, leaf and all: not this job's any more */
+	make_dir(path_of(fx, p, "base/4242/77.2/job"), USER_UID, USER_GID, 0700);
+	put_file(p, "f", USER_UID);
+	snap(&dotted_leaf, p);
+	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		snap(&kept[i], fstest_join(p, sizeof(p), uidlevel, keep[i]));
+
+	/* ids this plugin never makes a tree for remove nothing */
+	for (i = 0; i < sizeof(not_jobs) / sizeof(not_jobs[0]); i++) {
+		assert_int_equal(remove_job(fx, USER_UID, not_jobs[i], &rep, why), 0);
+		assert_int_equal(rep.removed, 0);
+		assert_true(fstest_exists(path_of(fx, p, "base/4242/77/0/a")));
+	}
 
 	assert_int_equal(remove_job(fx, USER_UID, JOBID, &rep, why), 0);
-	assert_int_equal(rep.removed, 7 + 4);	/* 77/{0,1} with subdirs, 77.2/job with subdirs */
+	assert_int_equal(rep.removed, 1 + 3 * 3);	/* 77, then 77/{0,1,job} with subdirs */
 	assert_int_equal(rep.failed, 0);
 	assert_int_equal(rep.mounts, 0);
 	assert_null(rep.stopped);
 	assert_false(fstest_exists(path_of(fx, p, "base/4242/77")));
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/77.2")));
 	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
 		if (!fstest_exists(fstest_join(p, sizeof(p), uidlevel, keep[i]))) {
 			print_error("%s was removed\n", p);
 			fail();
 		}
+		assert_unchanged(&kept[i]);
 	}
+	assert_unchanged(&dotted_leaf);
+	assert_true(fstest_exists(path_of(fx, p, "base/4242/77.2/job/f")));
 	check_tree(fx, leaf, NULL, "78", "0");
 	check_dir(uidlevel, 0, 0, 0711);	/* not empty: kept */
+	assert_int_equal(fstest_count_entries_at(AT_FDCWD, uidlevel),
+			 (long)(sizeof(keep) / sizeof(keep[0])));
 }
 
 static void test_remove_job_drops_the_empty_uid_level(void **state)
@@ -935,10 +972,11 @@ static void test_remove_job_drops_the_empty_uid_level(void **state)
 	char leaf[PATH_MAX], why[1024], p[PATH_MAX];
 
 	create_ok(fx, &ids, EXTC_MODE_LOCAL, leaf);
-	ids.restart = 1;
+	ids.stepid = EXTC_STEP_BATCH;
 	create_ok(fx, &ids, EXTC_MODE_LOCAL, leaf);
 	assert_int_equal(remove_job(fx, USER_UID, JOBID, &rep, why), 0);
-	assert_int_equal(rep.removed, 4 + 4 + 1);	/* two runs, then the uid level */
+	assert_int_equal(rep.removed, 1 + 3 + 3 + 1);	/* 77, 77/{0,batch}, then the uid level */
+	assert_int_equal(rep.failed, 0);
 	assert_false(fstest_exists(path_of(fx, p, "base/4242")));
 	check_dir(fx->base, 0, 0, 0711);
 	assert_int_equal(fstest_count_entries_at(AT_FDCWD, fx->base), 0);
@@ -1087,7 +1125,7 @@ static int sweep(struct fx *fx, extc_job_alive_fn alive, void *arg, struct extc_
 }
 
 /* A create whose step "died": the hold descriptor is closed at once. */
-static void make_job(struct fx *fx, uid_t uid, uint32_t jobid, uint32_t restart, int *hold)
+static void make_job(struct fx *fx, uid_t uid, uint32_t jobid, int *hold)
 {
 	struct extc_ids ids = fx->ids;
 	char leaf[PATH_MAX], why[1024];
@@ -1095,7 +1133,6 @@ static void make_job(struct fx *fx, uid_t uid, uint32_t jobid, uint32_t restart,
 	ids.uid = uid;
 	ids.gid = uid;
 	ids.jobid = jobid;
-	ids.restart = restart;
 	if (create_hold(fx, &ids, EXTC_MODE_LOCAL, leaf, why, hold) != 0) {
 		print_error("extc_tree_create: %s\n", why);
 		fail();
@@ -1109,17 +1146,23 @@ static void test_sweep_removes_only_unheld_finished_jobs(void **state)
 	struct fx *fx = *state;
 	struct alive_log log = { .alive_job = 79 };
 	struct extc_sweep_report rep;
+	struct snapshot dotted, dotted_leaf;
 	char why[1024], p[PATH_MAX];
 	int hold78;
 
-	make_job(fx, USER_UID, 77, 0, NULL);
-	make_job(fx, USER_UID, 77, 2, NULL);
-	make_job(fx, USER_UID, 78, 0, &hold78);	/* its step still runs here */
-	make_job(fx, USER_UID, 79, 0, NULL);		/* still running elsewhere */
-	make_job(fx, OTHER_UID, 80, 0, NULL);
+	make_job(fx, USER_UID, 77, NULL);
+	make_job(fx, USER_UID, 78, &hold78);	/* its step still runs here */
+	make_job(fx, USER_UID, 79, NULL);		/* still running elsewhere */
+	make_job(fx, OTHER_UID, 80, NULL);
+	/* a <jobid>.<restart> level an older version left: not a job level any more */
+	make_dir(path_of(fx, p, "base/4242/77.2"), 0, 0, 0711);
+	make_dir(path_of(fx, p, "base/4242/77.2/0"), USER_UID, USER_GID, 0700);
+	put_file(p, "f", USER_UID);
+	snap(&dotted_leaf, p);
+	snap(&dotted, path_of(fx, p, "base/4242/77.2"));
 
 	assert_int_equal(sweep(fx, alive_cb, &log, &rep, why), 0);
-	assert_int_equal(rep.jobs_removed, 3);
+	assert_int_equal(rep.jobs_removed, 2);
 	assert_int_equal(rep.held, 1);
 	assert_int_equal(rep.alive, 1);
 	assert_int_equal(rep.refused, 0);
@@ -1128,11 +1171,12 @@ static void test_sweep_removes_only_unheld_finished_jobs(void **state)
 	assert_true(was_asked(&log, 79));
 	assert_true(was_asked(&log, 80));
 	assert_false(fstest_exists(path_of(fx, p, "base/4242/77")));
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/77.2")));
 	assert_false(fstest_exists(path_of(fx, p, "base/4343")));	/* emptied, then dropped */
 	assert_true(fstest_exists(path_of(fx, p, "base/4242/78/0/a")));
 	assert_true(fstest_exists(path_of(fx, p, "base/4242/79/0/a")));
 	check_dir(path_of(fx, p, "base/4242"), 0, 0, 0711);
+	assert_unchanged(&dotted);
+	assert_unchanged(&dotted_leaf);
 
 	/* the step ends (its descriptor closes): now nothing keeps either job */
 	close(hold78);
@@ -1141,9 +1185,17 @@ static void test_sweep_removes_only_unheld_finished_jobs(void **state)
 	assert_int_equal(rep.jobs_removed, 2);
 	assert_int_equal(rep.held, 0);
 	assert_int_equal(rep.alive, 0);
-	assert_false(fstest_exists(path_of(fx, p, "base/4242")));
+	assert_int_equal(rep.refused, 0);
+	assert_false(fstest_exists(path_of(fx, p, "base/4242/78")));
+	assert_false(fstest_exists(path_of(fx, p, "base/4242/79")));
+	/* the dotted level is still there, so the uid level is not empty and stays */
+	assert_unchanged(&dotted);
+	assert_unchanged(&dotted_leaf);
+	assert_true(fstest_exists(path_of(fx, p, "base/4242/77.2/0/f")));
+	check_dir(path_of(fx, p, "base/4242"), 0, 0, 0711);
+	assert_int_equal(fstest_count_entries_at(AT_FDCWD, p), 1);
 	check_dir(fx->base, 0, 0, 0711);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, fx->base), 0);
+	assert_int_equal(fstest_count_entries_at(AT_FDCWD, fx->base), 1);
 }
 
 /* Every step of a job holds its level; the level is free only once the last one ends. */
@@ -1183,7 +1235,7 @@ static void test_sweep_leaves_unverified_levels_alone(void **state)
 	size_t i;
 
 	assert_int_equal(fstest_sentinel_dir(&outside, path_of(fx, p, "outside"), 0755, 0, 0), 0);
-	make_job(fx, USER_UID, 5, 0, NULL);		/* a genuine leftover */
+	make_job(fx, USER_UID, 5, NULL);		/* a genuine leftover */
 	/* a user-owned <uid> level and a user-owned <job> level: planted */
 	make_dir(path_of(fx, p, "base/4343"), OTHER_UID, OTHER_UID, 0755);
 	put_file(p, "mine", OTHER_UID);
@@ -1257,9 +1309,9 @@ static void test_sweep_node_level(void **state)
 	char why[1024], p[PATH_MAX];
 
 	fx->pol.node_name = "n1";
-	make_job(fx, USER_UID, 77, 0, NULL);
+	make_job(fx, USER_UID, 77, NULL);
 	fx->pol.node_name = "n2";
-	make_job(fx, USER_UID, 77, 0, NULL);
+	make_job(fx, USER_UID, 77, NULL);
 	assert_int_equal(sweep(fx, NULL, NULL, &rep, why), 0);	/* n2 sweeps its own tree */
 	assert_int_equal(rep.jobs_removed, 1);
 	assert_false(fstest_exists(path_of(fx, p, "base/n2/4242")));
@@ -1275,7 +1327,7 @@ static void test_sweep_counts_only_what_it_removed(void **state)
 	char why[1024], p[PATH_MAX], mnt[PATH_MAX];
 
 	assert_int_equal(fstest_sentinel_dir(&src, path_of(fx, p, "src"), 0755, 0, 0), 0);
-	make_job(fx, USER_UID, 77, 0, NULL);
+	make_job(fx, USER_UID, 77, NULL);
 	path_of(fx, mnt, "base/4242/77/0/a");
 	if (fstest_bind(src.path, mnt) < 0) {
 		print_error("mount --bind: %s\n", strerror(errno));
@@ -1399,7 +1451,7 @@ int main(void)
 		FS_TEST(test_create_local_layout_any_umask),
 		FS_TEST(test_create_builtin_vars),
 		FS_TEST(test_create_batch_and_interactive),
-		FS_TEST(test_create_restart_gets_its_own_job_level),
+		FS_TEST(test_create_every_step_shares_the_job_level),
 		FS_TEST(test_steps_without_directory_are_refused),
 		FS_TEST(test_ids_root_and_zero_job_are_refused),
 		FS_TEST(test_job_mode_reuses_the_users_leaf),
@@ -1424,7 +1476,7 @@ int main(void)
 		FS_TEST(test_leaf_path_buffer_too_small_leaves_no_leaf),
 		FS_TEST(test_remove_leaf_removes_only_that_leaf),
 		FS_TEST(test_remove_leaf_when_nothing_exists),
-		FS_TEST(test_remove_job_removes_every_run_of_that_job_only),
+		FS_TEST(test_remove_job_removes_that_job_only),
 		FS_TEST(test_remove_job_drops_the_empty_uid_level),
 		FS_TEST(test_remove_job_when_nothing_exists),
 		FS_TEST(test_remove_job_reports_a_mount_inside),

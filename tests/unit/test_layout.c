@@ -80,27 +80,30 @@ static void test_uid_name(void **state)
 static void test_job_name(void **state)
 {
 	static const struct {
-		uint32_t jobid, restart;
+		uint32_t jobid;
 		const char *name;
 	} ok[] = {
-		{ 1, 0, "1" }, { 12, 0, "12" }, { 12, 3, "12.3" }, { 1, 1, "1.1" },
-		{ 123456789, 42, "123456789.42" },
-		{ ID_FIRST_INVALID - 1, ID_FIRST_INVALID - 1, "4294967279.4294967279" },
+		{ 1, "1" }, { 9, "9" }, { 10, "10" }, { 12, "12" }, { 123456789, "123456789" },
+		{ ID_FIRST_INVALID - 1, "4294967279" },
 	};
-	static const uint32_t bad[][2] = {
-		{ 0, 0 }, { 0, 1 }, { ID_FIRST_INVALID, 0 }, { NO_VAL, 0 }, { UINT32_MAX, 0 },
-		{ 12, ID_FIRST_INVALID }, { 12, NO_VAL }, { 12, UINT32_MAX },
+	static const uint32_t bad[] = {
+		0, ID_FIRST_INVALID, ID_FIRST_INVALID + 1, NO_VAL, INFINITE, UINT32_MAX,
 	};
 	char buf[EXTC_NAME_LEN];
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		assert_int_equal(extc_layout_job_name(ok[i].jobid, ok[i].restart, buf, sizeof(buf)), 0);
+		memset(buf, 'Z', sizeof(buf));
+		assert_int_equal(extc_layout_job_name(ok[i].jobid, buf, sizeof(buf)), 0);
 		assert_string_equal(buf, ok[i].name);
 	}
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(extc_layout_job_name(bad[i][0], bad[i][1], buf, sizeof(buf)), -1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (extc_layout_job_name(bad[i], buf, sizeof(buf)) != -1) {
+			print_error("job %#x: got '%s', expected no directory\n", bad[i], buf);
+			fail();
+		}
+	}
 }
 
 /* ---- leaf level ----------------------------------------------------------------------------------- */
@@ -163,10 +166,12 @@ static void test_buffer_too_small(void **state)
 	assert_int_equal(extc_layout_uid_name(1000, buf, 4), -1);
 	assert_int_equal(extc_layout_uid_name(1000, buf, 5), 0);
 	assert_string_equal(buf, "1000");
-	assert_int_equal(extc_layout_job_name(12, 3, buf, 4), -1);
-	assert_int_equal(extc_layout_job_name(12, 3, buf, 5), 0);
-	assert_string_equal(buf, "12.3");
-	assert_int_equal(extc_layout_job_name(12, 0, buf, 2), -1);
+	assert_int_equal(extc_layout_job_name(12, buf, 2), -1);
+	assert_int_equal(extc_layout_job_name(12, buf, 3), 0);
+	assert_string_equal(buf, "12");
+	assert_int_equal(extc_layout_job_name(ID_FIRST_INVALID - 1, buf, 10), -1);
+	assert_int_equal(extc_layout_job_name(ID_FIRST_INVALID - 1, buf, 11), 0);
+	assert_string_equal(buf, "4294967279");
 	assert_int_equal(extc_layout_leaf_name(EXTC_MODE_LOCAL, EXTC_STEP_BATCH, buf, 5), -1);
 	assert_int_equal(extc_layout_leaf_name(EXTC_MODE_LOCAL, EXTC_STEP_BATCH, buf, 6), 0);
 	assert_int_equal(extc_layout_leaf_name(EXTC_MODE_LOCAL, EXTC_STEP_INTERACTIVE, buf, 11), -1);
@@ -180,18 +185,17 @@ static void test_buffer_too_small(void **state)
 
 static void test_parse_job_name_accepts_exactly_what_is_made(void **state)
 {
-	uint32_t jobid = 0, restart = 99;
+	uint32_t jobid = 0;
 
 	(void)state;
-	assert_int_equal(extc_layout_parse_job_name("12", &jobid, &restart), 0);
+	assert_int_equal(extc_layout_parse_job_name("12", &jobid), 0);
 	assert_int_equal(jobid, 12);
-	assert_int_equal(restart, 0);
-	assert_int_equal(extc_layout_parse_job_name("12.3", &jobid, &restart), 0);
-	assert_int_equal(jobid, 12);
-	assert_int_equal(restart, 3);
-	assert_int_equal(extc_layout_parse_job_name("4294967279.4294967279", &jobid, &restart), 0);
+	assert_int_equal(extc_layout_parse_job_name("1", &jobid), 0);
+	assert_int_equal(jobid, 1);
+	assert_int_equal(extc_layout_parse_job_name("10", &jobid), 0);
+	assert_int_equal(jobid, 10);
+	assert_int_equal(extc_layout_parse_job_name("4294967279", &jobid), 0);
 	assert_int_equal(jobid, ID_FIRST_INVALID - 1);
-	assert_int_equal(restart, ID_FIRST_INVALID - 1);
 }
 
 static void test_parse_job_name_rejects(void **state)
@@ -201,16 +205,18 @@ static void test_parse_job_name_rejects(void **state)
 		"4294967280", "4294967296", "99999999999", "12.4294967280", "12.3.4", ".3", "12..3",
 		"+12", "12.+3", "12.-3", "0.1", "00.1", "12/3", "12\n", "\t12", "1e3", "0x12",
 		"12.3 ", "..", ".", "job", "batch", "12-3", "12.3a",
+		/* the restart count is no longer part of the name: every dotted form is foreign */
+		"12.3", "1.1", "4294967279.4294967279", "123456789.42", "77.2", "77.0", "12.1",
+		"4294967279.1", "1.4294967279",
 	};
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		uint32_t jobid, restart;
+		uint32_t jobid;
 
-		if (extc_layout_parse_job_name(bad[i], &jobid, &restart) != -1) {
-			print_error("'%s' was accepted as job %u restart %u\n", bad[i], jobid,
-				    restart);
+		if (extc_layout_parse_job_name(bad[i], &jobid) != -1) {
+			print_error("'%s' was accepted as job %u\n", bad[i], jobid);
 			fail();
 		}
 	}
@@ -218,22 +224,21 @@ static void test_parse_job_name_rejects(void **state)
 
 static void test_job_name_round_trip(void **state)
 {
-	static const uint32_t jobs[] = { 1, 9, 10, 12, 100, 65535, 1234567, ID_FIRST_INVALID - 1 };
-	static const uint32_t restarts[] = { 0, 1, 2, 10, 255, ID_FIRST_INVALID - 1 };
-	size_t j, r;
+	static const uint32_t jobs[] = {
+		1, 9, 10, 12, 99, 100, 65535, 65536, 1234567, 123456789, 999999999, 1000000000,
+		ID_FIRST_INVALID - 2, ID_FIRST_INVALID - 1,
+	};
+	size_t j;
 
 	(void)state;
 	for (j = 0; j < sizeof(jobs) / sizeof(jobs[0]); j++) {
-		for (r = 0; r < sizeof(restarts) / sizeof(restarts[0]); r++) {
-			char name[EXTC_NAME_LEN];
-			uint32_t jobid = 0, restart = 0;
+		char name[EXTC_NAME_LEN];
+		uint32_t jobid = 0;
 
-			assert_int_equal(extc_layout_job_name(jobs[j], restarts[r], name,
-							      sizeof(name)), 0);
-			assert_int_equal(extc_layout_parse_job_name(name, &jobid, &restart), 0);
-			assert_int_equal(jobid, jobs[j]);
-			assert_int_equal(restart, restarts[r]);
-		}
+		assert_int_equal(extc_layout_job_name(jobs[j], name, sizeof(name)), 0);
+		assert_null(strchr(name, '.'));
+		assert_int_equal(extc_layout_parse_job_name(name, &jobid), 0);
+		assert_int_equal(jobid, jobs[j]);
 	}
 }
 

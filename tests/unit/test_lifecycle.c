@@ -25,7 +25,7 @@ static char base_arg[300];
 static char base[256];
 
 static const struct fake_job step0 = {
-	.uid = JOB_UID, .gid = JOB_GID, .jobid = 77, .stepid = 0, .restart = 0, .taskid = 0,
+	.uid = JOB_UID, .gid = JOB_GID, .jobid = 77, .stepid = 0, .taskid = 0,
 };
 
 static int setup(void **state)
@@ -318,23 +318,23 @@ static void test_special_steps(void **state)
 	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
 
 	job.stepid = 0xfffffffb;	/* batch */
-	job.restart = 2;
 	fake_reset(S_CTX_REMOTE, &job);
 	assert_int_equal(run_step(2, av, NULL, NULL), 0);
-	assert_true(exists("%s/%d/77.2/batch", base, JOB_UID));
+	assert_true(exists("%s/%d/77/batch", base, JOB_UID));
 	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
-	assert_false(exists("%s/%d/77.2/batch", base, JOB_UID));
+	assert_false(exists("%s/%d/77/batch", base, JOB_UID));
+	assert_true(exists("%s/%d/77", base, JOB_UID));
 
 	/* root's jobs are left alone */
 	job = step0;
 	job.uid = 0;
 	fake_reset(S_CTX_REMOTE, &job);
-	fake_ctl_set_job(77, JOB_RUNNING);	/* so the root job's epilog sweep keeps 77.2 */
+	fake_ctl_set_job(77, JOB_RUNNING);	/* so the root job's epilog sweep keeps 77 */
 	assert_int_equal(run_step(2, av, NULL, NULL), 0);
 	assert_false(exists("%s/0", base));
 	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
 	run_epilog(2, av);
-	assert_true(exists("%s/%d/77.2", base, JOB_UID));
+	assert_true(exists("%s/%d/77", base, JOB_UID));
 
 	fake_reset(S_CTX_REMOTE, &step0);
 	run_epilog(2, av);
@@ -372,7 +372,7 @@ static void test_client_refuses_bad_input(void **state)
 	unsetenv("SLURM_EXT_CACHE");
 }
 
-static void test_epilog_removes_every_run_and_leaves_others(void **state)
+static void test_epilog_removes_its_job_and_leaves_others(void **state)
 {
 	char *av[] = { base_arg, "default=local" };
 	struct fake_job job = step0;
@@ -380,9 +380,9 @@ static void test_epilog_removes_every_run_and_leaves_others(void **state)
 	(void)state;
 	fake_reset(S_CTX_REMOTE, &job);
 	assert_int_equal(run_step(2, av, "job", NULL), 0);
-	job.restart = 1;
+	job.stepid = 1;
 	fake_reset(S_CTX_REMOTE, &job);
-	assert_int_equal(run_step(2, av, "job", NULL), 0);
+	assert_int_equal(run_step(2, av, "local", NULL), 0);
 	job = step0;
 	job.jobid = 78;
 	fake_reset(S_CTX_REMOTE, &job);
@@ -392,7 +392,6 @@ static void test_epilog_removes_every_run_and_leaves_others(void **state)
 	fake_reset(S_CTX_JOB_SCRIPT, &job);
 	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
 	assert_false(exists("%s/%d/77", base, JOB_UID));
-	assert_false(exists("%s/%d/77.1", base, JOB_UID));
 	assert_true(exists("%s/%d/78/job", base, JOB_UID));
 
 	job.jobid = 78;
@@ -468,7 +467,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_on_error_overrides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_special_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_refuses_bad_input, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_epilog_removes_every_run_and_leaves_others, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_epilog_removes_its_job_and_leaves_others, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epilog_sweeps_leftovers_of_ended_jobs_only, setup, teardown),
 	};
 
