@@ -1,8 +1,10 @@
 /* spank-ext-cache: hooks run by slurmd itself and by its job epilog (slurmd and job-script contexts). */
+#include <stdbool.h>
 #include <string.h>
 
 #include <slurm/spank.h>
 
+#include "background.h"
 #include "config.h"
 #include "ctl_query.h"
 #include "ctx_node.h"
@@ -21,6 +23,53 @@ static int node_policy(const struct extc_config *cfg, struct extc_fs_policy *pol
 	return (0);
 }
 
+#define TRASH_BUDGET_NS (3600ull * 1000000000ull)	/* one emptier, one hour at most */
+
+struct trash_job {
+	struct extc_config cfg;
+	struct extc_fs_policy pol;
+};
+
+/* In the detached grandchild: no descriptor of the epilog left, no log. */
+static void empty_trash_now(void *arg)
+{
+	struct trash_job *job = arg;
+	struct extc_rm_limits limits;
+	struct extc_rm_report report;
+	char why[256];
+
+	extc_rm_limits_default(&limits);
+	limits.deadline_ns = extc_monotonic_ns() + TRASH_BUDGET_NS;
+	job->pol.rm_limits = &limits;
+	extc_tree_empty_trash(&job->cfg, &job->pol, &report, why, sizeof(why));
+}
+
+/*
+ * The trash is emptied after the epilog has returned, so that a huge
+ * cache never holds the node in COMPLETING nor risks EpilogTimeout (which
+ * drains). Where no background process can be started, it is emptied here
+ * with a short budget and the rest waits for the next epilog.
+ */
+static void empty_trash_later(const struct extc_config *cfg, const struct extc_fs_policy *pol)
+{
+	struct trash_job job = { .cfg = *cfg, .pol = *pol };
+	struct extc_rm_limits limits;
+	struct extc_rm_report report;
+	char why[512];
+	pid_t pid;
+
+	pid = extc_run_detached(empty_trash_now, &job);
+	if (pid > 0) {
+		extc_debug("epilog: emptying the trash in the background (pid %d)", (int)pid);
+		return;
+	}
+	extc_rm_limits_default(&limits);
+	limits.deadline_ns = extc_monotonic_ns() + 2000000000ull;
+	job.pol.rm_limits = &limits;
+	if (extc_tree_empty_trash(&job.cfg, &job.pol, &report, why, sizeof(why)) < 0)
+		extc_info("epilog: the trash is not empty yet (%s); the next epilog goes on", why);
+}
+
 /*
  * At daemon start the base is made root-owned before any user can squat
  * its name; a bad argument stops here, loudly, long before a job runs.
@@ -36,9 +85,15 @@ int extc_node_slurmd_init(spank_t sp, int ac, char **av)
 		extc_error("%s", why);
 		return (-1);
 	}
-	if (node_policy(&cfg, &pol, node, sizeof(node)) == 0 &&
-	    extc_tree_prepare_base(&cfg, &pol, why, sizeof(why)) < 0)
+	if (node_policy(&cfg, &pol, node, sizeof(node)) < 0)
+		return (0);
+	if (extc_tree_prepare_base(&cfg, &pol, why, sizeof(why)) < 0) {
 		extc_error("%s (steps will try again)", why);
+		return (0);
+	}
+	/* what an emptier interrupted by a crash or reboot left behind */
+	if (extc_run_detached(empty_trash_now, &(struct trash_job){ .cfg = cfg, .pol = pol }) < 0)
+		extc_debug("slurmd: the trash is left for the next epilog");
 	return (0);
 }
 
@@ -47,22 +102,23 @@ int extc_node_slurmd_init(spank_t sp, int ac, char **av)
  * go at the next epilog on the node. A tree is left if a step holds it or
  * the controller does not say for sure that its job is over.
  */
-static void sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_policy *pol)
+static bool sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_policy *pol)
 {
 	struct extc_sweep_report sweep;
 	char why[512], text[256];
 
 	if (extc_tree_sweep(cfg, pol, extc_ctl_job_alive, NULL, &sweep, why, sizeof(why)) < 0) {
 		extc_error("epilog: sweeping leftovers: %s", why);
-		return;
+		return (false);
 	}
 	if (sweep.jobs_removed == 0 && sweep.jobs_failed == 0 && sweep.refused == 0)
-		return;
+		return (false);
 	extc_rm_report_text(&sweep.rm, text, sizeof(text));
-	extc_info("epilog: removed the trees of %u ended job(s) whose epilog never ran, %u only in "
-		  "part (%s); kept %u running, %u not yet over; %u level(s) failed verification and "
-		  "were left alone", sweep.jobs_removed, sweep.jobs_failed, text, sweep.held,
-		  sweep.alive, sweep.refused);
+	extc_info("epilog: moved the trees of %u ended job(s) whose epilog never ran to the trash, "
+		  "%u could not be (%s); kept %u running, %u not yet over; %u level(s) failed "
+		  "verification and were left alone", sweep.jobs_removed, sweep.jobs_failed, text,
+		  sweep.held, sweep.alive, sweep.refused);
+	return (sweep.jobs_removed > 0);
 }
 
 /*
@@ -77,7 +133,8 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
 	struct extc_rm_report report;
-	char why[512], text[256], node[EXTC_NODE_NAME_MAX + 1];
+	char why[512], node[EXTC_NODE_NAME_MAX + 1];
+	bool moved = false;
 	uint32_t jobid;
 	uid_t uid;
 	uint64_t t0;
@@ -95,13 +152,18 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 	if (node_policy(&cfg, &pol, node, sizeof(node)) < 0)
 		goto out;
 	t0 = extc_monotonic_ns();
-	if (extc_tree_remove_job(&cfg, &pol, uid, jobid, &report, why, sizeof(why)) < 0) {
-		extc_error("epilog: %s", why);
+	if (extc_tree_retire_job(&cfg, &pol, uid, jobid, &moved, why, sizeof(why)) < 0) {
+		/* no trash to be had: remove in place, within the epilog */
+		extc_error("epilog: %s; removing in place", why);
+		if (extc_tree_remove_job(&cfg, &pol, uid, jobid, &report, why, sizeof(why)) < 0)
+			extc_error("epilog: %s", why);
 		goto out;
 	}
-	extc_rm_report_text(&report, text, sizeof(text));
-	extc_verbose("epilog: %s in %.3f ms", text, (double)(extc_monotonic_ns() - t0) / 1e6);
-	sweep_leftovers(&cfg, &pol);
+	if (moved)
+		extc_verbose("epilog: moved the job's tree to the trash in %.3f ms",
+			     (double)(extc_monotonic_ns() - t0) / 1e6);
+	if (sweep_leftovers(&cfg, &pol) || moved)
+		empty_trash_later(&cfg, &pol);
 out:
 	extc_log_scope_clear();
 	return (0);

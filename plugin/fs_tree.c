@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 
 #define SKELETON_MODE 0711	/* traversable, not listable: users cannot see each other's jobs */
 #define LEAF_MODE 0700
+#define TRASH_MODE 0700
 #define LEVEL_RETRIES 64	/* bounded, but far above what racing epilogs can cause */
 
 /* Everything a walk down the tree holds; closed in one place. */
@@ -527,6 +529,76 @@ out:
 	return (rv);
 }
 
+/*
+ * <base>[/<node>]/.trash: root-owned 0700, so what is moved there is out of
+ * every user's reach by path at once, and can be removed at leisure.
+ */
+static int open_trash(struct tree_fds *t, bool create, int *out, char *why, size_t whylen)
+{
+	struct extc_ident node_id, id;
+	bool created = false;
+	int fd = -1;
+	int rv = -1;
+
+	if (extc_ident_fd(t->node, &node_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
+		goto out;
+	}
+	if (create) {
+		if (mkdirat(t->node, EXTC_TRASH_NAME, TRASH_MODE) == 0)
+			created = true;
+		else if (errno != EEXIST) {
+			extc_fmt(why, whylen, "%s/%s: cannot create: %s", t->path, EXTC_TRASH_NAME,
+				 strerror(errno));
+			goto out;
+		}
+	}
+	fd = openat(t->node, EXTC_TRASH_NAME, EXTC_DIR_OPEN_FLAGS);
+	if (fd < 0) {
+		if (errno == ENOENT && !create)
+			rv = 1;
+		else
+			extc_fmt(why, whylen, "%s/%s: cannot open: %s", t->path, EXTC_TRASH_NAME,
+				 open_error(t->node, EXTC_TRASH_NAME, errno));
+		goto out;
+	}
+	if (created && (fchown(fd, 0, 0) < 0 || fchmod(fd, TRASH_MODE) < 0)) {
+		extc_fmt(why, whylen, "%s/%s: cannot set owner and mode: %s", t->path,
+			 EXTC_TRASH_NAME, strerror(errno));
+		goto out;
+	}
+	if (extc_ident_fd(fd, &id) < 0 || !S_ISDIR(id.mode) || id.uid != 0 ||
+	    (id.mode & 077) != 0 || !extc_ident_same_mount(&id, &node_id)) {
+		extc_fmt(why, whylen, "%s/%s: not a root-owned 0700 directory on the base's mount; "
+			 "refusing it", t->path, EXTC_TRASH_NAME);
+		goto out;
+	}
+	*out = fd;
+	fd = -1;
+	rv = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	return (rv);
+}
+
+/*
+ * Move <dirfd>/<name> into the trash under a name no other move can take.
+ * Returns 0 when moved, -1 (errno set) when it could not be.
+ */
+static int move_to_trash(int dirfd, const char *name, int trashfd, const char *tag)
+{
+	static unsigned seq;
+	char tname[96];
+
+	if (extc_fmt(tname, sizeof(tname), "%s.%d.%llx.%u", tag, (int)getpid(),
+		     (unsigned long long)extc_monotonic_ns(), seq++) < 0) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	return (renameat2(dirfd, name, trashfd, tname, RENAME_NOREPLACE));
+}
+
 /* Drop a user's level once empty; creators hold it shared while they use it. */
 static void drop_uid_level(int nodefd, int uidfd, const char *uname, struct extc_rm_report *report)
 {
@@ -591,9 +663,120 @@ out:
 	return (rv);
 }
 
+int extc_tree_retire_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			 uid_t uid, uint32_t jobid, bool *moved, char *why, size_t whylen)
+{
+	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
+	struct extc_rm_report ignored;
+	struct extc_ident node_id;
+	struct tree_fds t;
+	struct stat sb;
+	int trashfd = -1;
+	int rv;
+
+	*moved = false;
+	tree_fds_init(&t);
+	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0 ||
+	    extc_layout_job_name(jobid, jname, sizeof(jname)) < 0) {
+		rv = 0;
+		goto out;
+	}
+	rv = open_top(cfg, pol, false, &t, why, whylen);
+	if (rv == 0 && extc_ident_fd(t.node, &node_id) < 0)
+		rv = -1;
+	if (rv == 0)
+		rv = open_level(t.node, &node_id, uname, false, pol, t.path, sizeof(t.path),
+				&t.uid, why, whylen);
+	if (rv == 1) {
+		rv = 0;
+		goto out;
+	}
+	if (rv < 0)
+		goto out;
+	if (fstatat(t.uid, jname, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+		rv = 0;		/* no tree for this job here */
+		goto out;
+	}
+	if (open_trash(&t, true, &trashfd, why, whylen) != 0 ||
+	    move_to_trash(t.uid, jname, trashfd, jname) < 0) {
+		if (trashfd >= 0)
+			extc_fmt(why, whylen, "%s/%s: cannot move to %s: %s", t.path, jname,
+				 EXTC_TRASH_NAME, strerror(errno));
+		rv = -1;
+		goto out;
+	}
+	*moved = true;
+	memset(&ignored, 0, sizeof(ignored));
+	drop_uid_level(t.node, t.uid, uname, &ignored);
+	rv = 0;
+out:
+	if (trashfd >= 0)
+		close(trashfd);
+	tree_fds_close(&t);
+	return (rv);
+}
+
+int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			  struct extc_rm_report *report, char *why, size_t whylen)
+{
+	struct extc_rm_report part;
+	struct tree_fds t;
+	struct dirent *de;
+	DIR *dir = NULL;
+	int trashfd = -1, dfd;
+	int rv;
+
+	memset(report, 0, sizeof(*report));
+	tree_fds_init(&t);
+	rv = open_top(cfg, pol, false, &t, why, whylen);
+	if (rv == 0)
+		rv = open_trash(&t, false, &trashfd, why, whylen);
+	if (rv != 0) {
+		rv = (rv == 1) ? 0 : -1;
+		goto out;
+	}
+	/* one emptier at a time; a second one has nothing to add */
+	if (flock(trashfd, LOCK_EX | LOCK_NB) < 0) {
+		rv = 0;
+		goto out;
+	}
+	dfd = dup(trashfd);
+	if (dfd < 0 || (dir = fdopendir(dfd)) == NULL) {
+		if (dfd >= 0)
+			close(dfd);
+		extc_fmt(why, whylen, "%s/%s: cannot read: %s", t.path, EXTC_TRASH_NAME,
+			 strerror(errno));
+		rv = -1;
+		goto out;
+	}
+	while ((de = readdir(dir)) != NULL && report->stopped == NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		extc_rm_tree_at(trashfd, de->d_name, pol->rm_limits, &part);
+		report_add(report, &part);
+	}
+	if (report->failed != 0 || report->stopped != NULL) {
+		char text[256];
+
+		extc_rm_report_text(report, text, sizeof(text));
+		extc_fmt(why, whylen, "%s/%s: %s", t.path, EXTC_TRASH_NAME, text);
+		rv = -1;
+		goto out;
+	}
+	rv = 0;
+out:
+	if (dir != NULL)
+		closedir(dir);
+	if (trashfd >= 0)
+		close(trashfd);
+	tree_fds_close(&t);
+	return (rv);
+}
+
 /* One user's level: remove every job tree that is neither held nor alive. */
-static void sweep_user(int nodefd, const char *uname, const struct extc_fs_policy *pol,
-		       extc_job_alive_fn alive, void *arg, struct extc_sweep_report *rep)
+static void sweep_user(int nodefd, int trashfd, const char *uname,
+		       const struct extc_fs_policy *pol, extc_job_alive_fn alive, void *arg,
+		       struct extc_sweep_report *rep)
 {
 	struct extc_ident node_id, uid_id;
 	struct extc_rm_report part;
@@ -633,11 +816,15 @@ static void sweep_user(int nodefd, const char *uname, const struct extc_fs_polic
 		} else if (alive != NULL && alive(jobid, arg)) {
 			rep->alive++;
 		} else {
-			if (extc_rm_tree_at(uidfd, de->d_name, pol->rm_limits, &part) == 0)
+			if (trashfd >= 0 && move_to_trash(uidfd, de->d_name, trashfd, de->d_name) == 0) {
 				rep->jobs_removed++;
-			else
+			} else if (extc_rm_tree_at(uidfd, de->d_name, pol->rm_limits, &part) == 0) {
+				rep->jobs_removed++;
+				report_add(&rep->rm, &part);
+			} else {
 				rep->jobs_failed++;
-			report_add(&rep->rm, &part);
+				report_add(&rep->rm, &part);
+			}
 		}
 		close(jobfd);
 	}
@@ -656,6 +843,7 @@ int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *
 	struct tree_fds t;
 	struct dirent *de;
 	DIR *dir = NULL;
+	int trashfd = -1;
 	int dfd;
 	int rv;
 
@@ -666,6 +854,9 @@ int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *
 		rv = (rv == 1) ? 0 : -1;
 		goto out;
 	}
+	/* leftovers go to the trash like an epilog's own job; without one, in place */
+	if (open_trash(&t, true, &trashfd, why, whylen) != 0)
+		trashfd = -1;
 	dfd = dup(t.node);
 	if (dfd < 0 || (dir = fdopendir(dfd)) == NULL) {
 		if (dfd >= 0)
@@ -679,12 +870,14 @@ int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *
 
 		if (extc_layout_parse_uid_name(de->d_name, &uid) < 0)
 			continue;
-		sweep_user(t.node, de->d_name, pol, alive, arg, report);
+		sweep_user(t.node, trashfd, de->d_name, pol, alive, arg, report);
 	}
 	rv = 0;
 out:
 	if (dir != NULL)
 		closedir(dir);
+	if (trashfd >= 0)
+		close(trashfd);
 	tree_fds_close(&t);
 	return (rv);
 }

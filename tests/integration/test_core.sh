@@ -56,6 +56,9 @@ lab_wait_idle 30 >/dev/null
 itest_gone_everywhere "srun local: the job's tree is gone on every node" "$ITEST_BASE/$ITEST_UID/$jobid"
 itest_gone_everywhere "srun local: the user's level is gone once empty" "$ITEST_BASE/$ITEST_UID"
 for n in $(lab_nodes); do
+    t_eq "trash on $n is root-owned 0700" "root:700" "$(lab_node "$n" stat -c '%U:%a' "$ITEST_BASE/.trash")"
+done
+for n in $(lab_nodes); do
     t_eq "base on $n is root-owned 0711" "root:711" "$(lab_node "$n" stat -c '%U:%a' "$ITEST_BASE")"
 done
 lab_assert_no_drain "no node drained after srun local"

@@ -16,14 +16,20 @@ echo "SHOW $SLURMD_NODENAME ${SLURM_STEP_ID:-none} ${SLURM_EXT_CACHE_DIR:-none} 
 SHOW
 chmod 755 "$LAB/work/show.sh"
 
-# nothing_left NAME: no job tree on any node (only the base, and no user level)
+# nothing_left NAME: no job tree on any node (only the base and its emptied
+# trash; the trash is emptied in the background after each epilog)
 nothing_left() {
-    local n left=""
+    local n left="" i
     lab_wait_idle 60 >/dev/null
-    for n in $(lab_nodes); do
-        if [ -n "$(lab_node "$n" find "$B" -mindepth 1 2>/dev/null)" ]; then
-            left="$left $n:$(lab_node "$n" find "$B" -mindepth 1 | tr '\n' ' ')"
-        fi
+    for i in $(seq 100); do
+        left=""
+        for n in $(lab_nodes); do
+            if [ -n "$(lab_node "$n" find "$B" -mindepth 1 ! -path "$B/.trash" 2>/dev/null)" ]; then
+                left="$left $n:$(lab_node "$n" find "$B" -mindepth 1 ! -path "$B/.trash" | tr '\n' ' ')"
+            fi
+        done
+        [ -z "$left" ] && break
+        sleep 0.1
     done
     if [ -z "$left" ]; then t_pass "$1"; else t_fail "$1" "left:$left"; fi
 }
@@ -243,7 +249,7 @@ lab_wait_idle 5 >/dev/null 2>&1
 t_check "after a crash: the running job's tree is kept" lab_node n1 test -d "$B/$ITEST_UID/$job/job"
 t_check "after a crash: the leftover of a gone job is removed" itest_absent n1 "$B/$ITEST_UID/999001"
 t_check "after a crash: the leftover of another gone job is removed" itest_absent n1 "$B/$ITEST_UID/999002"
-itest_match "the sweep is logged" "ext-cache: job [0-9]+: epilog: removed the trees of 2 ended job" "$(cat "$(lab_log n1)")"
+itest_match "the sweep is logged" "ext-cache: job [0-9]+: epilog: moved the trees of 2 ended job" "$(cat "$(lab_log n1)")"
 lab_wait_job "$job" 60 >/dev/null
 nothing_left "after a crash: nothing left once the running job ended"
 lab_assert_no_drain "no drain: slurmd crash and restart"

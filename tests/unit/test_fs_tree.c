@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1195,7 +1196,10 @@ static void test_sweep_removes_only_unheld_finished_jobs(void **state)
 	check_dir(path_of(fx, p, "base/4242"), 0, 0, 0711);
 	assert_int_equal(fstest_count_entries_at(AT_FDCWD, p), 1);
 	check_dir(fx->base, 0, 0, 0711);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, fx->base), 1);
+	/* the uid level and the trash the leftovers were moved to */
+	assert_int_equal(fstest_count_entries_at(AT_FDCWD, fx->base), 2);
+	check_dir(path_of(fx, p, "base/.trash"), 0, 0, 0700);
+	assert_int_equal(fstest_count_entries_at(AT_FDCWD, p), 4);
 }
 
 /* Every step of a job holds its level; the level is free only once the last one ends. */
@@ -1334,15 +1338,41 @@ static void test_sweep_counts_only_what_it_removed(void **state)
 		fail();
 	}
 	strcpy(fx->mounts[fx->nmounts++], mnt);
+	/* the sweep moves the leftover, mount and all, out of reach in one rename */
 	assert_int_equal(sweep(fx, NULL, NULL, &rep, why), 0);
-	assert_int_equal(rep.rm.mounts, 1);
-	assert_true(rep.rm.failed >= 1);
-	assert_true(fstest_exists(path_of(fx, p, "base/4242/77")));
-	assert_true(fstest_exists(fstest_join(p, sizeof(p), mnt, "keep")));
-	assert_int_equal(fstest_umount(mnt), 0);
-	fx->nmounts--;
-	assert_true(fstest_sentinel_intact(&src));
-	assert_int_equal(rep.jobs_removed, 0);	/* "leftovers removed": none was */
+	assert_int_equal(rep.jobs_removed, 1);
+	assert_int_equal(rep.jobs_failed, 0);
+	assert_false(fstest_exists(path_of(fx, p, "base/4242/77")));
+	assert_int_equal(fstest_count_entries_at(AT_FDCWD, path_of(fx, p, "base/.trash")), 1);
+
+	/* emptying the trash does not enter the mount, and says so */
+	{
+		struct extc_rm_report trash;
+		char moved[PATH_MAX + 300], name[256];
+		DIR *d = opendir(p);
+		struct dirent *de;
+
+		assert_non_null(d);
+		while ((de = readdir(d)) != NULL && de->d_name[0] == '.')
+			;
+		assert_non_null(de);
+		strcpy(name, de->d_name);
+		closedir(d);
+		why[0] = '\0';
+		assert_int_equal(extc_tree_empty_trash(&fx->cfg, &fx->pol, &trash, why, 1024), -1);
+		assert_no_fd_leak(fx);
+		assert_int_equal(trash.mounts, 1);
+		assert_true(trash.failed >= 1);
+		assert_non_null(strstr(why, ".trash"));
+		snprintf(moved, sizeof(moved), "%s/base/.trash/%s/0/a", fx->root, name);
+		assert_true(fstest_exists(fstest_join(p, sizeof(p), moved, "keep")));
+		assert_int_equal(fstest_umount(moved), 0);
+		fx->nmounts--;
+		assert_true(fstest_sentinel_intact(&src));
+		/* with the mount gone the next emptier finishes the job */
+		assert_int_equal(extc_tree_empty_trash(&fx->cfg, &fx->pol, &trash, why, 1024), 0);
+		assert_int_equal(fstest_count_entries_at(AT_FDCWD, path_of(fx, p, "base/.trash")), 0);
+	}
 }
 
 /* ---- concurrency ------------------------------------------------------------------------------------------------------ */

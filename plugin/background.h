@@ -1,0 +1,17 @@
+/* spank-ext-cache: run slow work (emptying the trash) after the epilog has returned. */
+#ifndef EXTC_BACKGROUND_H_
+#define EXTC_BACKGROUND_H_
+
+#include <sys/types.h>
+
+/*
+ * Run fn(arg) in a grandchild in its own session with every descriptor
+ * closed (stdio on /dev/null), so neither slurmd waiting for the epilog nor
+ * its timeout kill of the epilog's process group waits for or reaches it.
+ * Only from a single-threaded process: after fork, a multi-threaded
+ * process may hold allocator locks of threads that are gone. Returns the
+ * grandchild's pid, or -1 when the work was not started (caller decides).
+ */
+pid_t extc_run_detached(void (*fn)(void *arg), void *arg);
+
+#endif /* EXTC_BACKGROUND_H_ */

@@ -1,0 +1,7 @@
+/* Stands for a header of an installed package that a JIT op includes.
+ * tests/integration/test_torch.sh scenario 4 replaces it with a newer
+ * version that keeps an old mtime, as package managers do. */
+#ifndef EXTC_VERSION_H
+#define EXTC_VERSION_H
+#define EXTC_OP_VERSION 1
+#endif
