@@ -15,6 +15,9 @@
 #include "option.h"
 #include "text.h"
 
+/* Exit code of a task failed by this plugin (distinct from a shell's 1 and 2). */
+#define EXTC_TASK_FAILURE_EXIT 75	/* EX_TEMPFAIL: the cause is on the node, not in the program */
+
 /*
  * One slurmstepd serves one step on one node; init_post_opt, user_init and
  * exit run in it, and task_init in its forked children, so this state is
@@ -192,8 +195,12 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 }
 
 /*
- * The first hook where failing fails only the job: the task exits before
- * exec and srun reports it. One line per node (local task 0) is enough.
+ * The first hook where failing fails only the job. It runs in the task's
+ * own process, as the user, just before exec. Returning -1 fails the task
+ * only for a `required` plugin; Slurm ignores it for an `optional` one,
+ * which is how admins load this plugin. So a task that must fail exits
+ * here, before exec, which srun reports as any failed task. One line per
+ * node (local task 0) is enough.
  */
 int extc_step_task_init(spank_t sp, int ac, char **av)
 {
@@ -208,7 +215,9 @@ int extc_step_task_init(spank_t sp, int ac, char **av)
 	if (taskid == 0)
 		extc_error("%s: %s", step.fail_step ? "no private cache on this node, failing the step" :
 			   "no private cache on this node, going on without one", step.why);
-	return (step.fail_step ? -1 : 0);
+	if (step.fail_step)
+		_exit(EXTC_TASK_FAILURE_EXIT);
+	return (0);
 }
 
 /* exit runs after the last task of the step on this node has ended. */

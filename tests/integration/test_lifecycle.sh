@@ -254,4 +254,62 @@ lab_wait_job "$job" 60 >/dev/null
 nothing_left "after a crash: nothing left once the running job ended"
 lab_assert_no_drain "no drain: slurmd crash and restart"
 
+# ======================================================================
+# Failure semantics, node by node: whatever the user does, no node drains
+# ======================================================================
+# hostile values for the mode, on the command line and in the environment
+long=$(head -c 100000 /dev/zero | tr '\0' 'x')	# near the kernel's 128 KiB per-argument limit
+i=0
+for v in '../../etc' '/' 'local/..' $'local\nx' '%n%s%s' "$long" 'LOCAL' ''; do
+    i=$((i + 1))
+    out=$(lab_user srun -N1 "--ext-cache=$v" true 2>&1)
+    rc=$?
+    t_check "hostile --ext-cache value #$i is refused by srun" test "$rc" -ne 0
+    t_contains "hostile --ext-cache value #$i: the message lists the valid modes" "valid modes are local, job, off" "$out"
+    out=$(SLURM_EXT_CACHE=$v LAB_PASS_ENV=SLURM_EXT_CACHE lab_user srun -N1 true 2>&1)
+    rc=$?
+    t_check "hostile SLURM_EXT_CACHE value #$i is refused by srun" test "$rc" -ne 0
+done
+out=$(SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache=../x \
+    LAB_PASS_ENV=SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache lab_user srun -N1 true 2>&1)
+t_check "an injected SPANK option variable with a bad mode is refused" test "$?" -ne 0
+t_contains "the injected value is named" "--ext-cache=../x" "$out"
+# a preset SLURM_EXT_CACHE_DIR never survives into a managed step
+out=$(SLURM_EXT_CACHE_DIR=/etc LAB_PASS_ENV=SLURM_EXT_CACHE_DIR lab_user srun -N1 --ext-cache=local "$LAB/work/show.sh" 2>&1)
+itest_match "a user's SLURM_EXT_CACHE_DIR=/etc is overwritten" "^SHOW n[0-9] 0 $B/$ITEST_UID/[0-9]+/0 " "$out"
+lab_assert_no_drain "no drain: hostile option and environment values"
+
+# an optional plugin lets a bad SLURM_EXT_CACHE through sbatch: the step fails, the node does not
+itest_plugstack "optional $LAB_PLUGIN base=$B"
+job=$(SLURM_EXT_CACHE=lcoal LAB_PASS_ENV=SLURM_EXT_CACHE lab_user sbatch --parsable -N1 -w n3 \
+    -o "$LAB/work/%j.out" --wrap "echo ran" 2>/dev/null)
+if [ -n "$job" ]; then
+    state=$(lab_wait_job "$job" 60)
+    t_eq "optional plugin, SLURM_EXT_CACHE=lcoal via sbatch: the batch step fails" FAILED "$state"
+    t_contains "optional plugin: the job's output names the bad value" "SLURM_EXT_CACHE=lcoal" \
+        "$(cat "$LAB/work/$job.out" 2>/dev/null)"
+else
+    t_pass "optional plugin, SLURM_EXT_CACHE=lcoal via sbatch: refused before submission"
+fi
+itest_plugstack "required $LAB_PLUGIN base=$B"
+lab_assert_no_drain "no drain: a bad mode slipping past an optional plugin"
+
+# a full disk under the base on one node
+lab_node n1 mkdir -p /var/tmp/full
+lab_node n1 mount -t tmpfs -o size=64k,nr_inodes=64,mode=1777 tmpfs /var/tmp/full
+# tmpfs directories cost inodes, not blocks: use up both
+lab_node n1 dd if=/dev/zero of=/var/tmp/full/filler bs=4k count=100 2>/dev/null
+lab_node n1 bash -c 'i=0; while touch /var/tmp/full/f$i 2>/dev/null && [ $i -lt 1000 ]; do i=$((i + 1)); done' 
+itest_plugstack "required $LAB_PLUGIN base=/var/tmp/full/ext-cache"
+out=$(lab_user srun -N1 -w n1 --ext-cache=local "$LAB/work/show.sh" 2>&1)
+t_check "full disk, --ext-cache=local: the step fails" test "$?" -ne 0
+t_contains "full disk: the user is told why" "No space left on device" "$out"
+itest_plugstack "required $LAB_PLUGIN base=/var/tmp/full/ext-cache default=local"
+out=$(lab_user srun -N1 -w n1 "$LAB/work/show.sh" 2>&1)
+t_eq "full disk, admin default only: the step runs" 0 "$?"
+itest_match "full disk, admin default only: without the variables" "^SHOW n1 0 none none$" "$out"
+itest_plugstack "required $LAB_PLUGIN base=$B"
+lab_node n1 umount /var/tmp/full
+lab_assert_no_drain "no drain: full disk"
+
 itest_end

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -85,6 +86,26 @@ static int count_fds(void)
 	return (n);
 }
 
+/*
+ * task_init runs in the task's own process, as in slurmstepd: a task the
+ * plugin fails exits there (status 75), which this reports as -1.
+ */
+static int run_task_init(int ac, char **av)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(slurm_spank_task_init(NULL, ac, av) == 0 ? 0 : 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 75)
+		return (-1);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	return (0);
+}
+
 /* Run the stepd hooks of one step; returns task_init's result. */
 static int run_step(int ac, char **av, const char *option, int *exit_rc)
 {
@@ -95,7 +116,7 @@ static int run_step(int ac, char **av, const char *option, int *exit_rc)
 		assert_int_equal(fake_option(option, 1), 0);
 	assert_int_equal(slurm_spank_init_post_opt(NULL, ac, av), 0);
 	assert_int_equal(slurm_spank_user_init(NULL, ac, av), 0);
-	rc = slurm_spank_task_init(NULL, ac, av);
+	rc = run_task_init(ac, av);
 	if (exit_rc != NULL)
 		*exit_rc = slurm_spank_exit(NULL, ac, av);
 	return (rc);
