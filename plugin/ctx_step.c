@@ -35,6 +35,9 @@ static struct {
 	struct extc_ids ids;
 	struct extc_choice choice;
 	char leaf_path[PATH_MAX];
+	struct extc_ident leaf_id;	/* the leaf as slurmstepd made it */
+	bool leaf_id_known;
+	bool exported[EXTC_VARS_MAX];	/* which variables user_init set */
 	int hold_fd;		/* the job level, locked shared while this step runs */
 	char why[1024];
 } step = { .hold_fd = -1 };
@@ -141,6 +144,8 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 		return (0);
 	}
 	step.created = true;
+	step.leaf_id_known = extc_tree_leaf_ident(&step.cfg, &step.pol, &step.ids, step.choice.mode,
+						  &step.leaf_id, step.why, sizeof(step.why)) == 0;
 	extc_verbose("created %s (mode %s from %s) in %.3f ms", step.leaf_path,
 		     extc_mode_name(step.choice.mode), step.choice.source,
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
@@ -153,6 +158,19 @@ static void export_var(spank_t sp, const char *name, const char *value)
 
 	if (rc != ESPANK_SUCCESS)
 		extc_error("cannot set %s: %s", name, spank_strerror(rc));
+}
+
+/* Take back what user_init exported, in this task only (task context). */
+static void unexport_vars(spank_t sp)
+{
+	size_t i;
+
+	for (i = 0; i < step.cfg.nvars; i++) {
+		if (step.exported[i])
+			spank_unsetenv(sp, step.cfg.vars[i].name);
+	}
+	spank_unsetenv(sp, EXTC_ENV_DIR);
+	spank_unsetenv(sp, EXTC_ENV_MODE);
 }
 
 /* user_init's environment changes reach every task of the step. */
@@ -188,9 +206,52 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 			extc_verbose("%s: replaced the value the user set, as %s=%s was asked for",
 				     var->name, step.choice.source, extc_mode_name(step.choice.mode));
 		export_var(sp, var->name, value);
+		step.exported[i] = true;
 	}
 	export_var(sp, EXTC_ENV_DIR, step.leaf_path);
 	export_var(sp, EXTC_ENV_MODE, extc_mode_name(step.choice.mode));
+	return (0);
+}
+
+/*
+ * Runs as root in each task's process, after Slurm has moved it into the
+ * job's mount namespace if there is one (job_container/tmpfs). If the base
+ * lies inside what that namespace replaces (a per-job /tmp), the task does
+ * not see the directory slurmstepd made; it is made again here, in the
+ * job's own view, where only the job can write. Tasks of the step race
+ * for it; the first makes it and the others find it.
+ */
+int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
+{
+	struct extc_fs_policy pol = step.pol;
+	struct extc_ident seen;
+	char path[PATH_MAX], why[1024];
+	int hold = -1;
+	int found;
+
+	(void)ac;
+	(void)av;
+	if (!step.created)
+		return (0);
+	found = extc_tree_leaf_ident(&step.cfg, &step.pol, &step.ids, step.choice.mode, &seen, why,
+				     sizeof(why));
+	if (found == 0 && step.leaf_id_known && seen.dev == step.leaf_id.dev &&
+	    seen.ino == step.leaf_id.ino)
+		return (0);
+	pol.job_private = true;
+	pol.job_uid = step.ids.uid;
+	if (extc_tree_create(&step.cfg, &pol, &step.ids, step.choice.mode, path, sizeof(path),
+			     &hold, why, sizeof(why)) == 0) {
+		close(hold);
+		extc_debug("made %s in the job's own mount namespace", path);
+		return (0);
+	}
+	/* the variables point nowhere in this task: treat it like a failed creation */
+	extc_fmt(step.why, sizeof(step.why), "in the job's mount namespace: %s", why);
+	step.fail_step = failure_fails_step();
+	step.warn_step = !step.fail_step;
+	if (step.warn_step)
+		unexport_vars(sp);
 	return (0);
 }
 

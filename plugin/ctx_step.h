@@ -7,6 +7,7 @@
 int extc_step_init(spank_t sp, int ac, char **av);
 int extc_step_init_post_opt(spank_t sp, int ac, char **av);
 int extc_step_user_init(spank_t sp, int ac, char **av);
+int extc_step_task_init_privileged(spank_t sp, int ac, char **av);
 int extc_step_task_init(spank_t sp, int ac, char **av);
 int extc_step_exit(spank_t sp, int ac, char **av);
 

@@ -42,6 +42,13 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	return (extc_step_user_init(sp, ac, av));
 }
 
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return (0);
+	return (extc_step_task_init_privileged(sp, ac, av));
+}
+
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_REMOTE)

@@ -92,6 +92,8 @@ static int check_skeleton(const struct extc_ident *id, const struct extc_fs_poli
 static int check_ancestor(const struct extc_ident *id, const struct extc_fs_policy *pol,
 			  const char *path, char *why, size_t whylen)
 {
+	if (pol->job_private && id->uid == pol->job_uid)
+		return (0);
 	if ((id->uid != 0 && id->uid != pol->owner) ||
 	    ((id->mode & 022) != 0 && (id->mode & S_ISVTX) == 0)) {
 		extc_fmt(why, whylen,
@@ -470,13 +472,52 @@ int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy 
 		extc_fmt(why, whylen, "%s/%s: path too long", t.path, leaf);
 		goto out;
 	}
-	if (make_leaf(&t, leaf, cfg, pol, ids, mode == EXTC_MODE_JOB, why, whylen) != 0)
+	if (make_leaf(&t, leaf, cfg, pol, ids, mode == EXTC_MODE_JOB || pol->job_private, why,
+		      whylen) != 0)
 		goto out;
 	extc_fmt(leaf_path, pathlen, "%s", t.path);
 	*hold_fd = t.job;
 	t.job = -1;
 	rv = 0;
 out:
+	tree_fds_close(&t);
+	return (rv);
+}
+
+int extc_tree_leaf_ident(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			 const struct extc_ids *ids, enum extc_mode mode, struct extc_ident *id,
+			 char *why, size_t whylen)
+{
+	char leaf[EXTC_NAME_LEN];
+	struct tree_fds t;
+	int fd = -1;
+	int rv;
+
+	tree_fds_init(&t);
+	if (extc_layout_leaf_name(mode, ids->stepid, leaf, sizeof(leaf)) < 0) {
+		rv = 1;
+		goto out;
+	}
+	rv = open_top(cfg, pol, false, &t, why, whylen);
+	if (rv == 0)
+		rv = open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
+	if (rv != 0)
+		goto out;
+	fd = openat(t.job, leaf, EXTC_DIR_OPEN_FLAGS);
+	if (fd < 0) {
+		rv = (errno == ENOENT) ? 1 : -1;
+		if (rv < 0)
+			extc_fmt(why, whylen, "%s/%s: cannot open: %s", t.path, leaf,
+				 open_error(t.job, leaf, errno));
+		goto out;
+	}
+	if (extc_ident_fd(fd, id) < 0) {
+		extc_fmt(why, whylen, "%s/%s: cannot stat: %s", t.path, leaf, strerror(errno));
+		rv = -1;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
 	tree_fds_close(&t);
 	return (rv);
 }

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "fs_ident.h"
 #include "fs_remove.h"
 #include "mode.h"
 
@@ -16,6 +17,14 @@ struct extc_fs_policy {
 	gid_t owner_gid;
 	const char *node_name;	/* extra level under base when it is shared (allow_shared_fs) */
 	const struct extc_rm_limits *rm_limits;	/* NULL: extc_rm_limits_default */
+	/*
+	 * Making the tree inside a job's private view (job_container/tmpfs:
+	 * the job's own /tmp): directories above the base may belong to the
+	 * job's user, and an existing leaf of that user is the step's own,
+	 * made by a sibling task. Nobody but the job can write there.
+	 */
+	bool job_private;
+	uid_t job_uid;
 };
 
 struct extc_ids {
@@ -47,6 +56,14 @@ int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_p
 int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 		     const struct extc_ids *ids, enum extc_mode mode,
 		     char *leaf_path, size_t pathlen, int *hold_fd, char *why, size_t whylen);
+
+/*
+ * Identity of the step's leaf as this process sees it, without making
+ * anything: 0 found, 1 absent, -1 refused ('why' says why).
+ */
+int extc_tree_leaf_ident(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			 const struct extc_ids *ids, enum extc_mode mode, struct extc_ident *id,
+			 char *why, size_t whylen);
 
 /* Remove one step's leaf. 0 when it is gone (or never existed). */
 int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_policy *pol,

@@ -199,6 +199,20 @@ spank_err_t spank_setenv(spank_t sp, const char *var, const char *val, int overw
 	return (ESPANK_SUCCESS);
 }
 
+spank_err_t spank_unsetenv(spank_t sp, const char *var)
+{
+	char **slot = env_slot(var, false);
+
+	(void)sp;
+	if (fake.ctx != S_CTX_REMOTE)
+		return (ESPANK_NOT_REMOTE);
+	if (slot != NULL) {
+		free(*slot);
+		*slot = NULL;
+	}
+	return (ESPANK_SUCCESS);
+}
+
 const char *spank_strerror(spank_err_t err)
 {
 	static char buf[32];

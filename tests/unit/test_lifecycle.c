@@ -476,6 +476,49 @@ static void test_epilog_sweeps_leftovers_of_ended_jobs_only(void **state)
 	assert_false(exists("%s/%d", base, JOB_UID));
 }
 
+/* A task in another mount namespace (job_container/tmpfs): the directory is made in its view. */
+static void test_task_in_a_private_namespace_gets_its_own_copy(void **state)
+{
+	char view[300], nodeview[320], arg[320], leaf[400];
+	char *av[] = { arg };
+	int status, i;
+	pid_t pid;
+
+	(void)state;
+	snprintf(view, sizeof(view), "%s/view", tmpdir);
+	snprintf(nodeview, sizeof(nodeview), "%s/view.node", tmpdir);
+	snprintf(arg, sizeof(arg), "base=%s/base", view);
+	snprintf(leaf, sizeof(leaf), "%s/base/%d/77/0", view, JOB_UID);
+	assert_int_equal(mkdir(view, 0755), 0);
+
+	fake_reset(S_CTX_REMOTE, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("local", 1), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, 1, av), 0);
+	assert_dir(leaf, JOB_UID, JOB_GID, 0700);
+
+	/* what the task sees: a /tmp of its own, owned by the job's user */
+	assert_int_equal(rename(view, nodeview), 0);
+	assert_int_equal(mkdir(view, 0700), 0);
+	assert_int_equal(chown(view, JOB_UID, JOB_GID), 0);
+	for (i = 0; i < 2; i++) {	/* the first task makes it, the second finds it */
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			_exit(slurm_spank_task_init_privileged(NULL, 1, av) == 0 ? 0 : 1);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		assert_dir(leaf, JOB_UID, JOB_GID, 0700);
+	}
+	snprintf(leaf, sizeof(leaf), "%s/base/%d/77/0/torch_extensions", view, JOB_UID);
+	assert_dir(leaf, JOB_UID, JOB_GID, 0700);
+	snprintf(leaf, sizeof(leaf), "%s/base/%d", view, JOB_UID);
+	assert_dir(leaf, 0, 0, 0711);
+
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -490,6 +533,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_client_refuses_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epilog_removes_its_job_and_leaves_others, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epilog_sweeps_leftovers_of_ended_jobs_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_in_a_private_namespace_gets_its_own_copy, setup, teardown),
 	};
 
 	if (geteuid() != 0) {
