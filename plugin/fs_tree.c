@@ -661,34 +661,46 @@ static void drop_uid_level(int nodefd, int uidfd, const char *uname, struct extc
 	flock(uidfd, LOCK_UN);
 }
 
+/*
+ * Names of a job's levels and the user's level opened (no creation), for
+ * the epilog's paths: 0 open, 1 nothing there (or ids never managed), -1.
+ */
+static int open_user_level(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			   uid_t uid, uint32_t jobid, struct tree_fds *t, char *uname,
+			   char *jname, char *why, size_t whylen)
+{
+	struct extc_ident node_id;
+	int rv;
+
+	if (extc_layout_uid_name(uid, uname, EXTC_NAME_LEN) < 0 ||
+	    extc_layout_job_name(jobid, jname, EXTC_NAME_LEN) < 0)
+		return (1);
+	rv = open_top(cfg, pol, false, t, why, whylen);
+	if (rv == 0 && extc_ident_fd(t->node, &node_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
+		rv = -1;
+	}
+	if (rv == 0)
+		rv = open_level(t->node, &node_id, uname, false, pol, t->path, sizeof(t->path),
+				&t->uid, why, whylen);
+	return (rv);
+}
+
 int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 			 uid_t uid, uint32_t jobid, struct extc_rm_report *report,
 			 char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
-	struct extc_ident node_id;
 	struct tree_fds t;
 	int rv;
 
 	memset(report, 0, sizeof(*report));
 	tree_fds_init(&t);
-	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0 ||
-	    extc_layout_job_name(jobid, jname, sizeof(jname)) < 0) {
-		rv = 0;		/* ids this plugin never makes a tree for */
+	rv = open_user_level(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
+	if (rv != 0) {
+		rv = (rv == 1) ? 0 : -1;
 		goto out;
 	}
-	rv = open_top(cfg, pol, false, &t, why, whylen);
-	if (rv == 0 && extc_ident_fd(t.node, &node_id) < 0)
-		rv = -1;
-	if (rv == 0)
-		rv = open_level(t.node, &node_id, uname, false, pol, t.path, sizeof(t.path),
-				&t.uid, why, whylen);
-	if (rv == 1) {
-		rv = 0;
-		goto out;
-	}
-	if (rv < 0)
-		goto out;
 	if (extc_rm_tree_at(t.uid, jname, pol->rm_limits, report) < 0) {
 		char text[256];
 
@@ -709,7 +721,6 @@ int extc_tree_retire_job(const struct extc_config *cfg, const struct extc_fs_pol
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_rm_report ignored;
-	struct extc_ident node_id;
 	struct tree_fds t;
 	struct stat sb;
 	int trashfd = -1;
@@ -717,23 +728,11 @@ int extc_tree_retire_job(const struct extc_config *cfg, const struct extc_fs_pol
 
 	*moved = false;
 	tree_fds_init(&t);
-	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0 ||
-	    extc_layout_job_name(jobid, jname, sizeof(jname)) < 0) {
-		rv = 0;
+	rv = open_user_level(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
+	if (rv != 0) {
+		rv = (rv == 1) ? 0 : -1;
 		goto out;
 	}
-	rv = open_top(cfg, pol, false, &t, why, whylen);
-	if (rv == 0 && extc_ident_fd(t.node, &node_id) < 0)
-		rv = -1;
-	if (rv == 0)
-		rv = open_level(t.node, &node_id, uname, false, pol, t.path, sizeof(t.path),
-				&t.uid, why, whylen);
-	if (rv == 1) {
-		rv = 0;
-		goto out;
-	}
-	if (rv < 0)
-		goto out;
 	if (fstatat(t.uid, jname, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
 		rv = 0;		/* no tree for this job here */
 		goto out;
