@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,20 +28,28 @@ static int thread_count(void)
 	return (threads);
 }
 
-static void close_all_fds(void)
+/*
+ * Pipes and sockets go (slurmd may wait for their other end to close);
+ * regular files stay, the log file among them, so the work can still log.
+ */
+static void close_inherited_fds(void)
 {
 	int fd, null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int max = (int)sysconf(_SC_OPEN_MAX);
+	struct stat sb;
 
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-	}
 	if (max < 0 || max > 65536)
 		max = 65536;
-	for (fd = 3; fd < max; fd++)
-		close(fd);
+	for (fd = 0; fd < max; fd++) {
+		if (fd == null || (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)))
+			continue;
+		if (fd <= 2 && null >= 0)
+			dup2(null, fd);
+		else
+			close(fd);
+	}
+	if (null > 2)
+		close(null);
 }
 
 pid_t extc_run_detached(void (*fn)(void *arg), void *arg)
@@ -65,7 +74,7 @@ pid_t extc_run_detached(void (*fn)(void *arg), void *arg)
 		pid = fork();
 		if (pid == 0) {
 			close(pipefd[1]);
-			close_all_fds();
+			close_inherited_fds();
 			fn(arg);
 			_exit(0);
 		}

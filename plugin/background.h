@@ -5,9 +5,10 @@
 #include <sys/types.h>
 
 /*
- * Run fn(arg) in a grandchild in its own session with every descriptor
- * closed (stdio on /dev/null), so neither slurmd waiting for the epilog nor
- * its timeout kill of the epilog's process group waits for or reaches it.
+ * Run fn(arg) in a grandchild in its own session, with no descriptor but
+ * regular files (the log) left open and stdio on /dev/null, so neither
+ * slurmd waiting for the epilog nor its timeout kill of the epilog's
+ * process group waits for or reaches it.
  * Only from a single-threaded process: after fork, a multi-threaded
  * process may hold allocator locks of threads that are gone. Returns the
  * grandchild's pid, or -1 when the work was not started (caller decides).

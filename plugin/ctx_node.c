@@ -30,18 +30,25 @@ struct trash_job {
 	struct extc_fs_policy pol;
 };
 
-/* In the detached grandchild: no descriptor of the epilog left, no log. */
+/* In the detached grandchild, after the epilog has returned. */
 static void empty_trash_now(void *arg)
 {
 	struct trash_job *job = arg;
 	struct extc_rm_limits limits;
 	struct extc_rm_report report;
-	char why[256];
+	char why[512], text[256];
+	uint64_t t0 = extc_monotonic_ns();
 
 	extc_rm_limits_default(&limits);
-	limits.deadline_ns = extc_monotonic_ns() + TRASH_BUDGET_NS;
+	limits.deadline_ns = t0 + TRASH_BUDGET_NS;
 	job->pol.rm_limits = &limits;
-	extc_tree_empty_trash(&job->cfg, &job->pol, &report, why, sizeof(why));
+	if (extc_tree_empty_trash(&job->cfg, &job->pol, &report, why, sizeof(why)) < 0) {
+		extc_error("emptying the trash after the epilog: %s (the next epilog goes on)", why);
+		return;
+	}
+	extc_rm_report_text(&report, text, sizeof(text));
+	extc_verbose("emptied the trash after the epilog: %s in %.3f ms", text,
+		     (double)(extc_monotonic_ns() - t0) / 1e6);
 }
 
 /*
@@ -136,6 +143,7 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 	char why[512], node[EXTC_NODE_NAME_MAX + 1];
 	bool moved = false;
 	uint32_t jobid;
+	int rv;
 	uid_t uid;
 	uint64_t t0;
 
@@ -152,7 +160,12 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 	if (node_policy(&cfg, &pol, node, sizeof(node)) < 0)
 		goto out;
 	t0 = extc_monotonic_ns();
-	if (extc_tree_retire_job(&cfg, &pol, uid, jobid, &moved, why, sizeof(why)) < 0) {
+	rv = extc_tree_retire_job(&cfg, &pol, uid, jobid, &moved, why, sizeof(why));
+	if (rv < 0) {
+		extc_error("epilog: %s", why);
+		goto out;
+	}
+	if (rv == 1) {
 		/* no trash to be had: remove in place, within the epilog */
 		extc_error("epilog: %s; removing in place", why);
 		if (extc_tree_remove_job(&cfg, &pol, uid, jobid, &report, why, sizeof(why)) < 0)

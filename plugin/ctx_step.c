@@ -52,9 +52,13 @@ static void step_reset(void)
 
 int extc_step_init(spank_t sp, int ac, char **av)
 {
+	uint32_t jobid, stepid;
 	char why[512];
 
 	step_reset();
+	if (spank_get_item(sp, S_JOB_ID, &jobid) == ESPANK_SUCCESS &&
+	    spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS)
+		extc_log_scope_job(jobid, stepid);
 	if (extc_config_parse(&step.cfg, ac, av, why, sizeof(why)) < 0) {
 		extc_error("%s", why);
 		return (-1);

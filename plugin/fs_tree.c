@@ -742,7 +742,7 @@ int extc_tree_retire_job(const struct extc_config *cfg, const struct extc_fs_pol
 		if (trashfd >= 0)
 			extc_fmt(why, whylen, "%s/%s: cannot move to %s: %s", t.path, jname,
 				 EXTC_TRASH_NAME, strerror(errno));
-		rv = -1;
+		rv = 1;		/* the tree is fine, the trash is not to be had */
 		goto out;
 	}
 	*moved = true;

@@ -81,7 +81,9 @@ int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_pol
  * Take a job's tree out of the epilog's critical path: rename it, in O(1)
  * whatever its size, into <base>[/<node>]/.trash (root-owned 0700, same
  * filesystem), then drop the user's level if empty. 'moved' says whether
- * there was a tree to move.
+ * there was a tree to move. Returns 0, 1 when the tree could not be moved
+ * because the trash could not be had (remove it in place instead), or -1
+ * when the tree itself was refused.
  */
 int extc_tree_retire_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 			 uid_t uid, uint32_t jobid, bool *moved, char *why, size_t whylen);

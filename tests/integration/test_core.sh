@@ -58,6 +58,13 @@ itest_gone_everywhere "srun local: the user's level is gone once empty" "$ITEST_
 for n in $(lab_nodes); do
     t_eq "trash on $n is root-owned 0700" "root:700" "$(lab_node "$n" stat -c '%U:%a' "$ITEST_BASE/.trash")"
 done
+for _ in $(seq 50); do
+    grep -q "ext-cache: job $jobid: emptied the trash after the epilog: removed [1-9]" "$(lab_log n1)" && break
+    sleep 0.1
+done
+itest_match "the background emptier logs what it removed, naming the job" \
+    "ext-cache: job $jobid: emptied the trash after the epilog: removed [1-9][0-9]*, could not remove 0" \
+    "$(cat "$(lab_log n1)")"
 for n in $(lab_nodes); do
     t_eq "base on $n is root-owned 0711" "root:711" "$(lab_node "$n" stat -c '%U:%a' "$ITEST_BASE")"
 done
