@@ -1,7 +1,10 @@
 #!/bin/bash
 # The whole test suite, from a fresh Debian 12 machine, as root:
 #   install dependencies, build with warnings as errors, run the cmocka unit
-#   tests, then every integration suite on a throwaway 3-node Slurm.
+#   tests, every integration suite on a throwaway 3-node Slurm, the packaging
+#   suites (man page, distcheck, .deb installed into the lab, RPM) and the
+#   hardening suite (sanitizers, valgrind, adversarial and fault injection,
+#   fuzz corpora).
 # Ends with one line "N passed, M failed" summing every suite; exits non-zero
 # if anything failed or if no test ran.
 set -u
@@ -63,9 +66,11 @@ if [ "$rc" -ne 0 ]; then
     [ "$(grep -c '^FAIL\|^ERROR' "$logdir/unit.log")" -gt 0 ] && failed=$((failed + 1))
 fi
 
-for suite in tests/integration/test_*.sh; do
-    name=$(basename "$suite" .sh)
-    step "integration: $name"
+# every other suite prints ok/not ok lines and closes with "N passed, M failed"
+for suite in tests/integration/test_*.sh tests/packaging/test_*.sh tests/run-hardening.sh; do
+    [ -f "$suite" ] || continue
+    name=$(basename "$(dirname "$suite")")-$(basename "$suite" .sh)
+    step "$name"
     bash "$suite" >"$logdir/$name.log" 2>&1
     rc=$?
     grep -E '^(not ok|[0-9]+ passed)' "$logdir/$name.log"
