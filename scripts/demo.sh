@@ -68,4 +68,30 @@ say "a typo is refused before anything is submitted"
 lab_user srun -N1 --ext-cache=lcoal true
 echo "(srun exit code $?)"
 
+# ---- begin: PyTorch JIT extension, one build per node (tests/integration/test_torch.sh, scenario 1) ----
+say "PyTorch JIT extension on 3 nodes x 2 ranks: every rank calls torch.utils.cpp_extension.load()"
+echo "(as DeepSpeed's op builder does; about a minute: each node compiles a small C++ op once)"
+user_home=$(getent passwd "$LAB_USER" | cut -d: -f6)
+rm -rf "$LAB/work/torch" "$user_home/.cache/torch_extensions"
+cp -r "$top/tests/integration/torch" "$LAB/work/torch" && chmod -R a+rX "$LAB/work/torch"
+torch_out=$(MAX_JOBS=1 LAB_PASS_ENV=MAX_JOBS lab_user srun -N3 --ntasks-per-node=2 --ext-cache=local \
+    /usr/bin/python3 "$LAB/work/torch/extload.py" demo_op 2>&1)
+echo "srun exit code $?; what each rank did:"
+grep '^RESULT ' <<<"$torch_out" | awk '
+    { delete F; for (i = 2; i <= NF; i++) { k = index($i, "="); F[substr($i, 1, k - 1)] = substr($i, k + 1) } }
+    F["role"] == "built" { what = sprintf("BUILT the op in %5.1f s        ", F["build_s"]) }
+    F["role"] == "waited" { what = sprintf("waited %5.1f s, loaded that .so", F["waited"]) }
+    F["role"] == "reused" { what = "loaded the existing build      " }
+    { printf "  %s rank %s: %s  %s  (result %s)\n", F["node"], F["rank"], what, F["so"], (F["ok"] == 1 ? "ok" : "WRONG") }' | sort
+grep -q '^RESULT ' <<<"$torch_out" || tail -n 20 <<<"$torch_out"
+printf '~/.cache/torch_extensions of %s: ' "$LAB_USER"
+[ -e "$user_home/.cache/torch_extensions" ] && echo "exists" || echo "not created"
+lab_wait_idle 30 >/dev/null
+printf 'after the step, the builds are gone:'
+for n in n1 n2 n3; do
+    printf ' %s %s' "$n" "$(lab_node "$n" find /var/tmp/ext-cache -name '*.so' 2>/dev/null | grep -q . && echo left || echo gone)"
+done
+echo
+# ---- end: PyTorch JIT extension ----
+
 say "done; stopping the cluster"
