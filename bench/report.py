@@ -1,0 +1,452 @@
+#!/usr/bin/python3
+"""Turn bench/run.sh's raw data into bench/RESULTS.md (markdown on stdout).
+
+  report.py DATA_DIR
+"""
+import datetime
+import math
+import os
+import re
+import statistics
+import sys
+
+DATA = sys.argv[1]
+
+
+def path(name):
+    return os.path.join(DATA, name)
+
+
+def median(v):
+    return statistics.median(v) if v else float("nan")
+
+
+def median_ci(v):
+    """Distribution-free ~95% interval of the median (order statistics)."""
+    s = sorted(v)
+    n = len(s)
+    if n < 6:
+        return None
+    k = int(math.floor((n - 1.96 * math.sqrt(n)) / 2))
+    return s[max(k, 0)], s[min(n - 1 - k, n - 1)]
+
+
+def fmt_ci(v, f="%.3f"):
+    ci = median_ci(v)
+    return ("[" + f % ci[0] + ", " + f % ci[1] + "]") if ci else "n/a"
+
+
+def yes(ok):
+    return "**yes**" if ok else "**no**"
+
+
+machine = {}
+with open(path("machine.txt")) as fh:
+    for line in fh:
+        k, _, val = line.rstrip("\n").partition(": ")
+        machine[k] = val
+durations = {}
+if os.path.exists(path("durations.txt")):
+    with open(path("durations.txt")) as fh:
+        for line in fh:
+            k, val = line.split()
+            durations[k] = int(val)
+
+out = []
+p = out.append
+summary = []
+
+# ---- 1. launch ------------------------------------------------------------------
+launch = {}   # (fs, variant) -> [ms]
+rounds = {}   # (fs, round) -> {variant: ms}
+with open(path("launch.tsv")) as fh:
+    next(fh)
+    for line in fh:
+        fs, r, v, us = line.split()
+        launch.setdefault((fs, v), []).append(int(us) / 1000.0)
+        rounds.setdefault((fs, int(r)), {})[v] = int(us) / 1000.0
+
+
+def launch_paired(fs, v):
+    return [x[v] / x["none"] for (f, _), x in rounds.items() if f == fs and v in x and "none" in x]
+
+
+def launch_diff(fs, v):
+    return [x[v] - x["none"] for (f, _), x in rounds.items() if f == fs and v in x and "none" in x]
+
+
+r_local = median(launch_paired("disk", "local"))
+summary.append(("1", "step launch: `srun -N3 -n6 true`, plugin loaded with `--ext-cache=local` / not loaded "
+                "(base on the lab nodes' disk)",
+                "%.3f (95%% CI %s)" % (r_local, fmt_ci(launch_paired("disk", "local"))), "<= 1.05",
+                yes(r_local <= 1.05)))
+if launch_paired("tmpfs", "local"):
+    r_t = median(launch_paired("tmpfs", "local"))
+    summary.append(("1b", "the same with the nodes' base on tmpfs (diagnostic: the plugin's own cost "
+                    "without this disk's slow directory creation)",
+                    "%.3f (95%% CI %s)" % (r_t, fmt_ci(launch_paired("tmpfs", "local"))), "<= 1.05",
+                    yes(r_t <= 1.05)))
+
+# ---- 2. removal -----------------------------------------------------------------
+rm_runs = {}
+rm_median = {}
+with open(path("rm.txt")) as fh:
+    for line in fh:
+        f = line.split()
+        if f[1] == "run":
+            fs, shape, eng, rmv, entries = f[0], f[2], int(f[5]), int(f[6]), int(f[7])
+            rm_runs.setdefault((fs, shape), []).append((eng, rmv, entries))
+        elif f[1] == "median":
+            fs, shape = f[0], f[2]
+            rm_median[(fs, shape)] = {"runs": int(f[3]), "eng": int(f[4]), "rm": int(f[5]),
+                                      "ratio": float(f[6]), "spawn": int(f[7])}
+SHAPES = {"triton": "(a) Triton-like: 20000 dirs x 5 small files",
+          "torch": "(b) torch-extension-like: 3 dirs, build.ninja, objects, 50 MB .so",
+          "chain": "(c) 10000-deep directory chain"}
+for shape, target in (("triton", 1.0), ("torch", None), ("chain", 1.0)):
+    key = ("tmpfs", shape)
+    if key not in rm_median:
+        continue
+    ratios = [e / r for e, r, _ in rm_runs[key]]
+    m = rm_median[key]["ratio"]
+    summary.append(("2" + "abc"["triton torch chain".split().index(shape)],
+                    "removal %s, engine / `rm -rf` (tmpfs)" % SHAPES[shape][4:],
+                    "%.3f (95%% CI %s)" % (m, fmt_ci(ratios)),
+                    "<= 1.0" if target else "none", yes(m <= target) if target else "-"))
+
+# ---- 3. epilog ------------------------------------------------------------------
+TS = r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})\] "
+
+
+def ts_ms(s):
+    d = datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%f")
+    return d.timestamp() * 1000.0
+
+
+events = {}
+with open(path("slurmd-n1-epilog.log"), errors="replace") as fh:
+    for line in fh:
+        m = re.match(TS + r"debug:  _rpc_terminate_job: uid = \d+ JobId=(\d+)$", line)
+        if m:
+            events.setdefault(m.group(2), {})["terminate"] = ts_ms(m.group(1))
+            continue
+        m = re.match(TS + r"debug:  JobId=(\d+): sent epilog complete msg", line)
+        if m:
+            events.setdefault(m.group(2), {})["complete"] = ts_ms(m.group(1))
+            continue
+        m = re.match(TS + r"\[(\d+)\.0\] task \d+ \(\d+\) exited with exit code", line)
+        if m:
+            events.setdefault(m.group(2), {})["task_exit"] = ts_ms(m.group(1))
+            continue
+        m = re.match(TS + r"\[(\d+)\.0\] ext-cache: job \d+ step 0: removed \S+: removed (\d+),.* in ([0-9.]+) ms", line)
+        if m:
+            events.setdefault(m.group(2), {})["step_rm_ms"] = float(m.group(4))
+            events[m.group(2)]["step_rm_n"] = int(m.group(3))
+            continue
+        m = re.match(TS + r"debug:  completed epilog for jobid (\d+)", line)
+        if m:
+            events.setdefault(m.group(2), {})["script_end"] = ts_ms(m.group(1))
+            continue
+        m = re.match(TS + r"ext-cache: job (\d+): epilog: moved the job's tree to the trash in ([0-9.]+) ms", line)
+        if m:
+            events.setdefault(m.group(2), {})["moved_ms"] = float(m.group(3))
+            continue
+        m = re.match(TS + r"ext-cache: job (\d+): emptied the trash after the epilog: removed (\d+), "
+                     r"could not remove (\d+).* in ([0-9.]+) ms", line)
+        if m:
+            e = events.setdefault(m.group(2), {})
+            e["emptied"] = int(m.group(3))
+            e["empty_failed"] = int(m.group(4))
+            e["empty_ms"] = float(m.group(5))
+ep = {}
+ep_rounds = {}
+ep_files = {}
+with open(path("epilog-jobs.tsv")) as fh:
+    next(fh)
+    for line in fh:
+        r, v, files, job = line.split()
+        e = events.get(job, {})
+        if "terminate" not in e or "complete" not in e:
+            sys.exit("report: no epilog timestamps for job %s" % job)
+        e["wall"] = e["complete"] - e["terminate"]
+        ep.setdefault(v, []).append(e)
+        ep_rounds.setdefault(int(r), {})[v] = e
+        ep_files[v] = int(files)
+ep_diff = [x["big"]["wall"] - x["empty"]["wall"] for x in ep_rounds.values() if len(x) == 2]
+ep_added = median([e["wall"] for e in ep["big"]]) - median([e["wall"] for e in ep["empty"]])
+summary.append(("3", "job epilog, slurmd's terminate request to \"epilog complete\" sent: "
+                "%d-file tree minus empty tree" % ep_files["big"],
+                "%+.0f ms (median of paired differences; 95%% CI %s ms)" % (median(ep_diff), fmt_ci(ep_diff, "%+.0f")),
+                "< 50 ms", yes(median(ep_diff) < 50 and ep_added < 50)))
+
+# ---- 4. footprint ---------------------------------------------------------------
+fp = {"plugin": [], "none": []}
+with open(path("footprint.tsv")) as fh:
+    hdr = next(fh).split()
+    for line in fh:
+        row = dict(zip(hdr, line.split()))
+        for k in hdr:
+            if k not in ("mode", "got", "step"):
+                row[k] = int(row[k])
+        fp[row["mode"]].append(row)
+all_rows = sorted(fp["plugin"] + fp["none"], key=lambda r: r["i"])
+got_ok = all(r["got"] == "local" for r in fp["plugin"]) and all(r["got"] == "none" for r in fp["none"])
+
+
+def growth(rows, key, k=100, avg=median):
+    k = min(k, max(len(rows) // 4, 1))
+    first = avg([r[key] for r in rows[:k]])
+    last = avg([r[key] for r in rows[-k:]])
+    return first, last, k
+
+
+# Per-step slurmstepd: a fresh process each step, whose descriptor count varies by a few with
+# Slurm's own connections; growth is the mean of the last k samples minus the mean of the first k.
+# The long-lived processes must not grow at all in descriptors.
+fp_lines = []
+no_growth = True
+for mode in ("plugin", "none"):
+    rows = fp[mode]
+    for key, unit, slack in (("stepd_rss_kb", "kB", 64), ("stepd_fds", "fds", 0.5)):
+        first, last, k = growth(rows, key, avg=statistics.mean)
+        grew = last - first > slack
+        no_growth &= not grew
+        fp_lines.append((mode, key, first, last, k, min(r[key] for r in rows), max(r[key] for r in rows), unit))
+long_lived = []
+for key, unit, slack in (("slurmd_rss_kb", "kB", None), ("slurmd_fds", "fds", 0),
+                         ("batch_rss_kb", "kB", 0), ("batch_fds", "fds", 0)):
+    first, last, k = growth(all_rows, key)
+    if slack is not None:
+        no_growth &= not (last - first > slack)
+    long_lived.append((key, first, last, k, max(r[key] for r in all_rows), unit))
+rss_ratio = median([r["stepd_rss_kb"] for r in fp["plugin"]]) / median([r["stepd_rss_kb"] for r in fp["none"]])
+fd_diff = median([r["stepd_fds"] for r in fp["plugin"]]) - median([r["stepd_fds"] for r in fp["none"]])
+summary.append(("4", "footprint across %d + %d interleaved steps: growth of slurmstepd RSS and descriptors "
+                "(per-step and the batch step's; slurmd's descriptors)" % (len(fp["plugin"]), len(fp["none"])),
+                "none; per-step slurmstepd with/without: RSS x%.3f, descriptors %+d" % (rss_ratio, fd_diff),
+                "no growth", yes(no_growth and got_ok)))
+
+# ---- the document ---------------------------------------------------------------
+p("# spank-ext-cache benchmark results")
+p("")
+p("Generated by `bench/run.sh` (also `make bench`) on %s; do not edit, rerun it. "
+  "It took %s s (launch %s, removal %s, epilog %s, footprint %s)." % (
+      machine.get("date", "?"), durations.get("total", "?"), durations.get("launch", "?"),
+      durations.get("removal", "?"), durations.get("epilog", "?"), durations.get("footprint", "?")))
+p("Every figure compared with a target is a ratio or a difference of two things measured in the "
+  "same run, interleaved (alternating order), as a median over repeated runs; the 95% intervals "
+  "are distribution-free intervals of that median. Absolute times are reported for reference only: "
+  "this machine is shared and noisy.")
+p("")
+p("## Machine")
+p("")
+p("| | |")
+p("|---|---|")
+for k in ("kernel", "os", "cpu", "cores", "memory", "slurm", "rm", "compiler", "python", "commit",
+          "work fs", "disk fs", "load before", "load after", "params"):
+    if k in machine:
+        p("| %s | %s |" % (k, machine[k].replace("|", "\\|")))
+p("")
+p("## Summary")
+p("")
+p("| # | measure | result | target | met |")
+p("|---|---|---|---|---|")
+for row in summary:
+    p("| %s |" % " | ".join(row))
+p("")
+
+p("## 1. Step launch overhead")
+p("")
+p("`srun -N3 -n6 true` as the lab user on the 3-node lab cluster (3 slurmd on this machine), timed "
+  "inside the user's shell around srun. Before each run: wait until every node is idle (the previous "
+  "job's epilog done), then write plugstack.conf for the variant (steps read it at launch). Variants: "
+  "**none** (empty plugstack.conf: plugin not loaded), **off** "
+  "(plugin loaded, `default=off`, no option: it only parses its arguments), **local** (plugin loaded, "
+  "`--ext-cache=local`: a directory made and removed on every node), **local1** (the same with "
+  "`vars=TORCH_EXTENSIONS_DIR`: one cache variable, so 4 directories made per node instead of 14). "
+  "Rounds follow a Williams square (each variant follows each other one equally often), and before "
+  "each run the previous job's background emptier has finished too. slurmd runs with the plugin "
+  "(for its epilog), `SlurmdDebug=verbose` (the plugin logs its own timings). **disk**: the base on each node's /var/tmp as the lab has it "
+  "(this machine's root ext4); **tmpfs**: then each node's /var/tmp is a tmpfs inside its mount "
+  "namespace, same cluster, same binaries. Each variant runs twice first, as a warm-up.")
+p("")
+p("| base | variant | runs | median ms | min ms | max ms | ratio to none (median of per-round ratios) | 95% CI | added ms (median of per-round differences) |")
+p("|---|---|---|---|---|---|---|---|---|")
+for fs in ("disk", "tmpfs"):
+    for v in ("none", "off", "local1", "local"):
+        xs = launch.get((fs, v))
+        if not xs:
+            continue
+        ratio = "1" if v == "none" else "%.3f" % median(launch_paired(fs, v))
+        ci = "" if v == "none" else fmt_ci(launch_paired(fs, v))
+        add = "" if v == "none" else "%+.1f" % median(launch_diff(fs, v))
+        p("| %s | %s | %d | %.1f | %.1f | %.1f | %s | %s | %s |" % (fs, v, len(xs), median(xs), min(xs), max(xs),
+                                                              ratio, ci, add))
+p("")
+own = {}
+LAUNCH_LOGS = [f for f in sorted(os.listdir(DATA)) if f.startswith("launch-slurmd-")]
+for f in LAUNCH_LOGS:
+    fs = "disk"
+    created = {}
+    with open(path(f), errors="replace") as fh:
+        for line in fh:
+            if line.startswith("==== bench: tmpfs"):
+                fs = "tmpfs"
+            m = re.search(r"ext-cache: job (\d+) step 0: created \S+ .* in ([0-9.]+) ms", line)
+            if m:
+                created[m.group(1)] = float(m.group(2))
+            m = re.search(r"ext-cache: job (\d+) step 0: removed \S+: removed (\d+),.* in ([0-9.]+) ms", line)
+            if m and m.group(1) in created:
+                v = "local1" if int(m.group(2)) < 5 else "local"
+                own.setdefault((fs, v), []).append((created[m.group(1)], float(m.group(3))))
+if own:
+    p("The plugin's own time in each slurmstepd, from its log lines (`created ... in X ms` before the "
+      "tasks start, `removed ... in Y ms` after they have ended), per step and node:")
+    p("")
+    p("| base | variant | steps x nodes | make directories: median ms | max | remove at step end: median ms | max |")
+    p("|---|---|---|---|---|---|---|")
+    for fs in ("disk", "tmpfs"):
+        for v in ("local1", "local"):
+            xs = own.get((fs, v))
+            if xs:
+                p("| %s | %s | %d | %.3f | %.3f | %.3f | %.3f |" % (
+                    fs, v, len(xs), median([c for c, _ in xs]), max(c for c, _ in xs),
+                    median([r for _, r in xs]), max(r for _, r in xs)))
+    p("")
+p("Where `local`'s cost goes: before the tasks start, slurmstepd makes 14 directories per step and node "
+  "(user and job levels, the leaf, and one subdirectory per cache variable, 11 built in; 4 in all with "
+  "**local1**), and at step end removes the leaf and its subdirectories. On this machine's root ext4 "
+  "(no journal, mounted `discard`) a `mkdirat` costs from tens of microseconds to 0.46 ms (`strace -T`), "
+  "more when many inodes were freed nearby in the last minutes (ext4's `recently_deleted` scan; other "
+  "jobs on this machine delete a lot), and every `rmdir` waits for a synchronous discard; on tmpfs both "
+  "take microseconds. The removal at step end runs after the tasks have exited and their output is "
+  "closed: srun barely waits for it (a 0.8 s removal of a 100000-file step directory delayed srun by "
+  "about 30 ms in a separate measurement), but the step, and so the job, stays on the node until it "
+  "is done: see 3b.")
+p("")
+
+p("## 2. Removal engine vs `rm -rf`")
+p("")
+p("`bench/rm_bench` (links the plugin's `libextc`): every run builds two identical trees afresh, "
+  "`syncfs`, removes one with `extc_rm_tree_at` (default limits and a deadline, as the epilog's "
+  "emptier) and the other with `rm -rf` spawned (its exec counted; the median spawn cost of "
+  "`rm -rf` on a missing name is listed), with a `syncfs` before each; the order alternates. Both "
+  "removals are checked to leave nothing. **tmpfs**: a private tmpfs, where the cost is the "
+  "walk itself (CPU and system calls). **disk**: the directory given by `EXTC_BENCH_WORK`, on this "
+  "machine's root filesystem.")
+p("")
+p("| fs | tree | entries | runs | engine median ms | rm -rf median ms | engine / rm (median of per-run ratios) | 95% CI | rm spawn ms |")
+p("|---|---|---|---|---|---|---|---|---|")
+for (fs, shape), m in sorted(rm_median.items(), key=lambda kv: (kv[0][0] != "tmpfs", "triton torch chain".split().index(kv[0][1]))):
+    runs = rm_runs[(fs, shape)]
+    ratios = [e / r for e, r, _ in runs]
+    p("| %s | %s | %d | %d | %.1f | %.1f | %.3f | %s | %.1f |" % (
+        fs, SHAPES[shape], runs[0][2], m["runs"], m["eng"] / 1e6, m["rm"] / 1e6, m["ratio"],
+        fmt_ci(ratios), m["spawn"] / 1e6))
+p("")
+if any(fs == "disk" for fs, _ in rm_median):
+    p("On this machine's root filesystem (ext4 without a journal, mounted `discard`) every freed block "
+      "costs a synchronous discard (`ext4_free_blocks` -> `blkdev_issue_discard` -> `submit_bio_wait`, "
+      "about 1.5-3 ms each, seen in `/proc/PID/stack`): removing a tree there is bound by the device for "
+      "any remover (a 10000-deep chain takes about 25 s with either), so only the tree with few, large "
+      "extents is run on disk (`BENCH_RM_DISK_SHAPES`).")
+    p("")
+
+p("## 3. Job epilog wall time")
+p("")
+big = ep["big"]
+emp = ep["empty"]
+p("A one-node job (`srun -N1 -w n1 --ext-cache=job`) whose task writes %d empty files (100 directories "
+  "of 1000) into its `TRITON_CACHE_DIR`, against the same job writing none; %d rounds, order "
+  "alternating, each after the previous epilog and emptier have finished. Wall time from slurmd's "
+  "log (`SlurmdDebug=debug`, millisecond stamps): from `_rpc_terminate_job` (the epilog starts) to "
+  "`sent epilog complete msg` (slurmctld has answered: the node is idle again); also to "
+  "`completed epilog` (the `slurmstepd spank epilog` process has exited) and the plugin's own `moved the job's tree to the trash in X ms`. n1's /var/tmp (the base) is a "
+  "tmpfs in n1's mount namespace: on this machine's root ext4, creating 100000 files after a mass "
+  "removal takes minutes (ext4's `recently_deleted` inode scan, without a journal) and emptying them "
+  "minutes more (discards), which would make 11 rounds take hours; the rename that takes the tree "
+  "out of the epilog's path does not depend on the filesystem's speed." % (ep_files["big"], len(ep_rounds)))
+p("")
+p("| tree | median ms terminate -> epilog complete | min | max | median ms terminate -> spank epilog script done | plugin's move median ms | background emptier median ms (after the epilog) |")
+p("|---|---|---|---|---|---|---|")
+for v, rows in (("%d files" % ep_files["big"], big), ("empty", emp)):
+    walls = [e["wall"] for e in rows]
+    script = [e["script_end"] - e["terminate"] for e in rows if "script_end" in e]
+    moved = [e["moved_ms"] for e in rows if "moved_ms" in e]
+    emptied = [e["empty_ms"] for e in rows if "empty_ms" in e]
+    p("| %s | %.0f | %.0f | %.0f | %.0f | %.3f | %s |" % (
+        v, median(walls), min(walls), max(walls), median(script), median(moved),
+        "%.0f (removed %d entries, could not remove %d)" % (
+            median(emptied), median([e["emptied"] for e in rows if "emptied" in e]),
+            max([e["empty_failed"] for e in rows if "empty_failed" in e] or [0])) if emptied else "-"))
+p("")
+p("Added by the big tree: **%+.0f ms** (median of the per-round differences; difference of the medians "
+  "%+.0f ms). slurmd polls for the end of the epilog script every 10, 20, 40 ... ms "
+  "(`waitpid_timeout`), so epilog times come in those steps." % (median(ep_diff), ep_added))
+p("")
+
+stepend = {}
+if os.path.exists(path("stepend-jobs.tsv")):
+    with open(path("stepend-jobs.tsv")) as fh:
+        next(fh)
+        for line in fh:
+            r, v, files, job = line.split()
+            e = events.get(job, {})
+            if "task_exit" in e and "complete" in e:
+                e["held"] = e["complete"] - e["task_exit"]
+                stepend.setdefault(v, []).append(e)
+if stepend.get("local") and stepend.get("job"):
+    p("### 3b. The same tree in a `local` step")
+    p("")
+    p("The same %d-file job, once with `--ext-cache=job` (the tree waits for the job epilog, which moves "
+      "it to the trash) and once with `--ext-cache=local` (slurmstepd removes the step's directory "
+      "when the step ends, with the engine, in place), %d rounds each, alternating. Measured in slurmd's "
+      "log from the step's task exiting to the epilog's completion sent to slurmctld: how long the "
+      "node stays allocated to the job after its work is done." % (ep_files["big"], len(stepend["local"])))
+    p("")
+    p("| step mode | task exit -> node idle, median ms | min | max | removal in slurmstepd at step end, median ms |")
+    p("|---|---|---|---|---|")
+    for v in ("job", "local"):
+        rows = stepend[v]
+        held = [e["held"] for e in rows]
+        rm_ms = [e["step_rm_ms"] for e in rows if "step_rm_ms" in e]
+        p("| %s | %.0f | %.0f | %.0f | %s |" % (v, median(held), min(held), max(held),
+                                             "%.0f" % median(rm_ms) if rm_ms else "-"))
+    p("")
+    p("In `local` mode the removal at step end is synchronous in slurmstepd (`extc_step_exit` -> "
+      "`extc_tree_remove_leaf`): the node stays with the job for as long as the removal takes (here on "
+      "tmpfs; on a disk where every freed block costs a discard, minutes). No target of the issue covers it.")
+    p("")
+
+p("## 4. Footprint across steps")
+p("")
+p("One batch job on n1 runs %d sequential steps (`srun -n1`), alternating one by one between the plugin "
+  "loaded (`--ext-cache=local`) and not loaded (empty plugstack.conf, switched between steps). Each "
+  "task hands its slurmstepd's pid to a root sampler (`bench/footprint.py`) through a FIFO and waits "
+  "while the sampler reads that slurmstepd's VmRSS and open descriptors, and those of n1's slurmd and "
+  "of the job's batch slurmstepd (both live through every step; the batch step has the plugin loaded). "
+  "Growth: the first k samples against the last k (means for the per-step slurmstepd, a new process "
+  "every step whose descriptor count varies with Slurm's own connections; medians for the two "
+  "long-lived processes). Criterion: per-step slurmstepd, means grow by at most 64 kB and 0.5 "
+  "descriptor; batch slurmstepd and slurmd, no descriptor more, batch slurmstepd no kB more. "
+  "slurmd's RSS is reported, not judged: the plugin runs no code in slurmd per step (only at its "
+  "start and exit; the job epilog is a separate `slurmstepd spank epilog` process). Every plugin step got its "
+  "directory and no other did: %s." % (len(all_rows), "yes" if got_ok else "**NO**"))
+p("")
+p("| process | steps | first k | last k | min | max | unit |")
+p("|---|---|---|---|---|---|---|")
+for mode, key, first, last, k, lo, hi, unit in fp_lines:
+    p("| per-step slurmstepd, %s (%s) | %d (k=%d) | %.1f | %.1f | %d | %d | %s |" % (
+        "with plugin" if mode == "plugin" else "without plugin", key.split("_")[1],
+        len(fp[mode]), k, first, last, lo, hi, unit))
+for key, first, last, k, hi, unit in long_lived:
+    who = "slurmd (n1)" if key.startswith("slurmd") else "batch step's slurmstepd"
+    p("| %s (%s) | %d (k=%d) | %d | %d | - | %d | %s |" % (who, key.split("_")[1], len(all_rows), k, first, last, hi, unit))
+p("")
+p("Per-step slurmstepd with / without the plugin: RSS ratio %.3f (medians %d / %d kB), descriptors %+d "
+  "(the plugin holds the job's directory open, locked shared, while the step runs: that is how the "
+  "leftover sweep knows the job is alive on the node)." % (
+      rss_ratio, median([r["stepd_rss_kb"] for r in fp["plugin"]]),
+      median([r["stepd_rss_kb"] for r in fp["none"]]), fd_diff))
+p("")
+print("\n".join(out))
