@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -248,6 +249,18 @@ static int open_child_dir(struct rm_walk *w, int dfd, const char *name)
 	return (fd);
 }
 
+static bool entry_is_mount_point(const struct rm_walk *w, int dfd, const char *name)
+{
+	struct statx stx;
+
+	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_MNT_ID, &stx) < 0)
+		return (false);	/* the open below decides */
+	if ((stx.stx_mask & STATX_MNT_ID) && w->top.mnt_id != 0 && stx.stx_mnt_id != w->top.mnt_id)
+		return (true);
+	return (makedev(stx.stx_dev_major, stx.stx_dev_minor) != w->top.dev);
+}
+
 static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dirent *de)
 {
 	int dfd = dirfd(f->dir);
@@ -276,6 +289,17 @@ static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dir
 			return;
 		}
 		/* became a directory since readdir: treat it as one */
+	}
+	/*
+	 * A mount point is recognised from the entry itself, before it is
+	 * opened: opening the root of a FUSE mount asks its daemon, and one
+	 * that never answers would hang the walk past the epilog's timeout.
+	 * AT_STATX_DONT_SYNC keeps statx from asking the daemon too.
+	 */
+	if (entry_is_mount_point(w, dfd, de->d_name)) {
+		w->report->mounts++;
+		note_failure(w, EBUSY, de->d_name, de->d_ino);
+		return;
 	}
 	fd = open_child_dir(w, dfd, de->d_name);
 	if (fd < 0) {

@@ -50,6 +50,8 @@ void extc_fs_policy_root(struct extc_fs_policy *pol, const struct extc_config *c
 	pol->owner_gid = 0;
 	pol->node_name = cfg->allow_shared_fs ? node_name : NULL;
 	pol->rm_limits = NULL;
+	pol->job_private = false;
+	pol->job_uid = 0;
 }
 
 /*
