@@ -115,22 +115,8 @@ as_user_on_node() {
 }
 
 # ---- the job-side helpers ----------------------------------------------------
-cat >"$W/deferred_mkfiles.py" <<'PY'
-import os, sys
-# 100 directories of 1000 empty files: NFILES files in all
-top, n = sys.argv[1], int(sys.argv[2])
-made = d = 0
-while made < n:
-    p = os.path.join(top, "d%03d" % d)
-    os.mkdir(p)
-    fd = os.open(p, os.O_RDONLY | os.O_DIRECTORY)
-    k = min(1000, n - made)
-    for i in range(k):
-        os.close(os.open("f%04d" % i, os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
-    os.close(fd)
-    made += k
-    d += 1
-PY
+# the file maker the epilog benchmark uses; copied, since nodes may not see the checkout
+cp "$ITEST_TOP/bench/mkfiles.py" "$W/deferred_mkfiles.py"
 # the big job: NFILES files, then links to everything around, then it waits for "go"
 cat >"$W/deferred_big.sh" <<'JOB'
 #!/bin/bash
