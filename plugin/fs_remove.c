@@ -111,10 +111,23 @@ static int ino_set_add(struct ino_set *set, ino_t ino)
 	return (0);
 }
 
+void extc_rm_report_stop(struct extc_rm_report *report, int err, const char *why)
+{
+	if (report->stopped == NULL) {
+		report->stopped = why;
+		report->stop_errno = err;
+	}
+}
+
 static void stop_walk(struct rm_walk *w, const char *why)
 {
-	if (w->report->stopped == NULL)
-		w->report->stopped = why;
+	extc_rm_report_stop(w->report, 0, why);
+}
+
+/* A stop caused by a failed call: the log line must carry its error. */
+static void stop_walk_err(struct rm_walk *w, int err, const char *why)
+{
+	extc_rm_report_stop(w->report, err, why);
 }
 
 static void note_failure(struct rm_walk *w, int err, const char *name, ino_t ino)
@@ -148,6 +161,7 @@ static void evict_oldest(struct rm_walk *w)
 static int push_frame(struct rm_walk *w, int fd, const struct extc_ident *id, const char *name)
 {
 	struct rm_frame *f;
+	int err;
 
 	if (w->depth == w->frames_cap) {
 		size_t cap = w->frames_cap ? w->frames_cap * 2 : 64;
@@ -174,8 +188,9 @@ static int push_frame(struct rm_walk *w, int fd, const struct extc_ident *id, co
 		evict_oldest(w);
 	return (0);
 fail:
+	err = errno;
 	close(fd);
-	stop_walk(w, "out of memory");
+	stop_walk_err(w, err, "cannot hold another directory open");
 	return (-1);
 }
 
@@ -189,22 +204,29 @@ static int reopen_parent(struct rm_walk *w)
 	struct rm_frame *child = &w->frames[w->depth - 1];
 	struct rm_frame *parent = &w->frames[w->depth - 2];
 	struct extc_ident id;
-	int fd;
+	int fd, err;
 
 	fd = openat(dirfd(child->dir), "..", EXTC_DIR_OPEN_FLAGS);
 	if (fd < 0) {
-		stop_walk(w, "could not re-open a parent directory");
+		stop_walk_err(w, errno, "could not re-open a parent directory");
 		return (-1);
 	}
-	if (extc_ident_fd(fd, &id) < 0 || id.dev != parent->dev || id.ino != parent->ino) {
+	if (extc_ident_fd(fd, &id) < 0) {
+		err = errno;
+		close(fd);
+		stop_walk_err(w, err, "could not identify a re-opened parent directory");
+		return (-1);
+	}
+	if (id.dev != parent->dev || id.ino != parent->ino) {
 		close(fd);
 		stop_walk(w, "the tree was moved during removal");
 		return (-1);
 	}
 	parent->dir = fdopendir(fd);
 	if (parent->dir == NULL) {
+		err = errno;
 		close(fd);
-		stop_walk(w, "out of memory");
+		stop_walk_err(w, err, "could not read a re-opened parent directory");
 		return (-1);
 	}
 	w->lowest_open = w->depth - 2;
@@ -457,13 +479,16 @@ out:
 
 void extc_rm_report_text(const struct extc_rm_report *r, char *buf, size_t len)
 {
-	char err[160] = "";
+	char err[160] = "", stop_err[80] = "";
 
 	if (r->first_errno != 0)
 		extc_fmt(err, sizeof(err), "; first error: %s: %s", r->first_name,
 			 strerror(r->first_errno));
-	extc_fmt(buf, len, "removed %llu, could not remove %llu, mount points left alone %llu%s%s%s",
+	if (r->stopped != NULL && r->stop_errno != 0)
+		extc_fmt(stop_err, sizeof(stop_err), ": %s", strerror(r->stop_errno));
+	extc_fmt(buf, len,
+		 "removed %llu, could not remove %llu, mount points left alone %llu%s%s%s%s",
 		 (unsigned long long)r->removed, (unsigned long long)r->failed,
 		 (unsigned long long)r->mounts, err, r->stopped ? "; stopped: " : "",
-		 r->stopped ? r->stopped : "");
+		 r->stopped ? r->stopped : "", stop_err);
 }

@@ -20,6 +20,7 @@ struct extc_rm_report {
 	int first_errno;
 	char first_name[80];	/* escaped name of the first failure */
 	const char *stopped;	/* why the walk stopped early, or NULL */
+	int stop_errno;		/* the error behind 'stopped', if one was */
 };
 
 void extc_rm_limits_default(struct extc_rm_limits *limits);
@@ -36,6 +37,9 @@ void extc_rm_limits_default(struct extc_rm_limits *limits);
  */
 int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits *limits,
 		    struct extc_rm_report *report);
+
+/* Record why a walk stops (the first reason wins); 'err' may be 0. */
+void extc_rm_report_stop(struct extc_rm_report *report, int err, const char *why);
 
 /* One log-ready sentence for a report: counts, first error, why it stopped. */
 void extc_rm_report_text(const struct extc_rm_report *report, char *buf, size_t len);

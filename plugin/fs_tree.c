@@ -18,6 +18,22 @@
 #define LEAF_MODE 0700
 #define TRASH_MODE 0700
 #define LEVEL_RETRIES 64	/* bounded, but far above what racing epilogs can cause */
+/* removal on a step's or an epilog's own path: the user may re-populate the tree forever */
+#define CRITICAL_REMOVE_BUDGET_NS (10ull * 1000000000ull)
+
+/*
+ * The caller's removal limits, or the default ones with a deadline: no
+ * removal may run unbounded where a job or the node waits for it.
+ */
+static const struct extc_rm_limits *bounded_limits(const struct extc_fs_policy *pol,
+						   struct extc_rm_limits *buf)
+{
+	if (pol->rm_limits != NULL)
+		return (pol->rm_limits);
+	extc_rm_limits_default(buf);
+	buf->deadline_ns = extc_monotonic_ns() + CRITICAL_REMOVE_BUDGET_NS;
+	return (buf);
+}
 
 /* Everything a walk down the tree holds; closed in one place. */
 struct tree_fds {
@@ -85,6 +101,14 @@ static int check_skeleton(const struct extc_ident *id, const struct extc_fs_poli
 			 "%s: owned by uid %u with mode %04o, expected uid %u and no group/other write; "
 			 "refusing to use or repair it (a user may have created it)",
 			 path, (unsigned)id->uid, (unsigned)(id->mode & 07777), (unsigned)pol->owner);
+		return (-1);
+	}
+	/* without search permission for others no job could reach its directory below */
+	if ((id->mode & 0111) != 0111) {
+		extc_fmt(why, whylen,
+			 "%s: mode %04o does not let users pass through it (expected %04o); "
+			 "refusing to use it",
+			 path, (unsigned)(id->mode & 07777), (unsigned)SKELETON_MODE);
 		return (-1);
 	}
 	return (0);
@@ -174,6 +198,13 @@ static int open_level(int parentfd, const struct extc_ident *parent_id, const ch
 out:
 	if (fd >= 0)
 		close(fd);
+	/*
+	 * A level made here and then refused would be accepted half-made by
+	 * the next step (wrong mode, wrong owner). It is still empty: only
+	 * root can write in it, so rmdir by name removes exactly what we made.
+	 */
+	if (rv < 0 && created)
+		unlinkat(parentfd, name, AT_REMOVEDIR);
 	return (rv);
 }
 
@@ -218,7 +249,11 @@ static int open_base(const char *base, bool create, const struct extc_fs_policy 
 		}
 		close(fd);
 		fd = nfd;
-		if (extc_ident_fd(fd, &id) < 0 || check_ancestor(&id, pol, path, why, whylen) < 0)
+		if (extc_ident_fd(fd, &id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot stat: %s", path, strerror(errno));
+			goto out;
+		}
+		if (check_ancestor(&id, pol, path, why, whylen) < 0)
 			goto out;
 		comp = next;
 	}
@@ -253,10 +288,17 @@ static int open_top(const struct extc_config *cfg, const struct extc_fs_policy *
 	}
 	if (pol->node_name == NULL) {
 		t->node = dup(t->base);
-		return (t->node < 0 ? -1 : 0);
+		if (t->node < 0) {
+			extc_fmt(why, whylen, "%s: cannot duplicate its descriptor: %s", t->path,
+				 strerror(errno));
+			return (-1);
+		}
+		return (0);
 	}
-	if (extc_ident_fd(t->base, &base_id) < 0)
+	if (extc_ident_fd(t->base, &base_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
 		return (-1);
+	}
 	return (open_level(t->base, &base_id, pol->node_name, create, pol, t->path,
 			   sizeof(t->path), &t->node, why, whylen));
 }
@@ -329,33 +371,48 @@ static int open_job(struct tree_fds *t, const struct extc_fs_policy *pol, uid_t 
 	return (rv);
 }
 
+static int open_trash(struct tree_fds *t, bool create, int *out, char *why, size_t whylen);
+static int move_to_trash(int dirfd, const char *name, int trashfd, const char *tag);
+
 static int make_subdirs(int leaffd, const struct extc_config *cfg, const struct extc_ids *ids,
 			const char *path, char *why, size_t whylen)
 {
-	size_t i;
+	size_t i, made;
+	int fd = -1;
+	int rv = -1;
 
 	for (i = 0; i < cfg->nvars; i++) {
 		const char *sub = cfg->vars[i].subdir;
-		int fd;
 
 		if (mkdirat(leaffd, sub, LEAF_MODE) < 0 && errno != EEXIST) {
 			extc_fmt(why, whylen, "%s/%s: cannot create: %s", path, sub, strerror(errno));
-			return (-1);
+			goto out;
 		}
 		fd = openat(leaffd, sub, EXTC_DIR_OPEN_FLAGS);
 		if (fd < 0) {
 			extc_fmt(why, whylen, "%s/%s: cannot open: %s", path, sub,
 				 open_error(leaffd, sub, errno));
-			return (-1);
+			goto out;
 		}
 		if (fchmod(fd, LEAF_MODE) < 0 || fchown(fd, ids->uid, ids->gid) < 0) {
 			extc_fmt(why, whylen, "%s/%s: cannot hand over: %s", path, sub, strerror(errno));
-			close(fd);
-			return (-1);
+			goto out;
 		}
 		close(fd);
+		fd = -1;
 	}
-	return (0);
+	rv = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	/*
+	 * The leaf is still root's and unreachable by users, so these names
+	 * are the empty directories just made: rmdir by name needs no
+	 * descriptor, and the failure may have been a shortage of them.
+	 */
+	for (made = 0; rv < 0 && made <= i && made < cfg->nvars; made++)
+		unlinkat(leaffd, cfg->vars[made].subdir, AT_REMOVEDIR);
+	return (rv);
 }
 
 /*
@@ -367,6 +424,7 @@ static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_con
 		     const struct extc_fs_policy *pol, const struct extc_ids *ids, bool reuse,
 		     char *why, size_t whylen)
 {
+	struct extc_rm_limits limits;
 	struct extc_rm_report rep;
 	struct extc_ident job_id, id;
 	size_t plen = strlen(t->path);
@@ -410,7 +468,7 @@ static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_con
 		/* left by an earlier run or a half-made attempt: never hand it over */
 		close(fd);
 		fd = -1;
-		if (extc_rm_tree_at(t->job, leaf, pol->rm_limits, &rep) < 0) {
+		if (extc_rm_tree_at(t->job, leaf, bounded_limits(pol, &limits), &rep) < 0) {
 			char text[256];
 
 			extc_rm_report_text(&rep, text, sizeof(text));
@@ -434,8 +492,13 @@ static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_con
 out:
 	if (fd >= 0)
 		close(fd);
-	if (rv < 0 && created)
-		extc_rm_tree_at(t->job, leaf, pol->rm_limits, &rep);
+	/*
+	 * Nothing but root could write in the leaf before it was handed over,
+	 * so it is usually empty: rmdir needs no descriptor, which matters
+	 * when the failure was running out of them.
+	 */
+	if (rv < 0 && created && unlinkat(t->job, leaf, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		extc_rm_tree_at(t->job, leaf, bounded_limits(pol, &limits), &rep);
 	flock(t->uid, LOCK_UN);
 	return (rv);
 }
@@ -533,16 +596,20 @@ static void report_add(struct extc_rm_report *sum, const struct extc_rm_report *
 		sum->first_errno = part->first_errno;
 		memcpy(sum->first_name, part->first_name, sizeof(sum->first_name));
 	}
-	if (sum->stopped == NULL)
+	if (sum->stopped == NULL) {
 		sum->stopped = part->stopped;
+		sum->stop_errno = part->stop_errno;
+	}
 }
 
 int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 			  const struct extc_ids *ids, enum extc_mode mode,
 			  struct extc_rm_report *report, char *why, size_t whylen)
 {
+	struct extc_rm_limits limits;
 	char leaf[EXTC_NAME_LEN];
 	struct tree_fds t;
+	int trashfd = -1;
 	int rv;
 
 	memset(report, 0, sizeof(*report));
@@ -560,14 +627,26 @@ int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_po
 	}
 	if (rv < 0)
 		goto out;
-	rv = extc_rm_tree_at(t.job, leaf, pol->rm_limits, report);
+	rv = extc_rm_tree_at(t.job, leaf, bounded_limits(pol, &limits), report);
 	if (rv < 0) {
-		char text[256];
+		char text[256], ignored[256];
 
 		extc_rm_report_text(report, text, sizeof(text));
 		extc_fmt(why, whylen, "%s/%s: %s", t.path, leaf, text);
+		/*
+		 * Out of time (a huge cache, or a process still writing into
+		 * it): the rest goes to the trash in one rename, out of every
+		 * user's reach, and the job epilog's emptier finishes it.
+		 */
+		if (report->stopped != NULL && report->failed == 0 &&
+		    open_trash(&t, true, &trashfd, ignored, sizeof(ignored)) == 0 &&
+		    move_to_trash(t.job, leaf, trashfd, leaf) == 0)
+			extc_fmt(why, whylen, "%s/%s: %s; moved what is left to %s", t.path, leaf,
+				 text, EXTC_TRASH_NAME);
 	}
 out:
+	if (trashfd >= 0)
+		close(trashfd);
 	tree_fds_close(&t);
 	return (rv);
 }
@@ -693,6 +772,7 @@ int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_pol
 			 char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
+	struct extc_rm_limits limits;
 	struct tree_fds t;
 	int rv;
 
@@ -703,7 +783,7 @@ int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_pol
 		rv = (rv == 1) ? 0 : -1;
 		goto out;
 	}
-	if (extc_rm_tree_at(t.uid, jname, pol->rm_limits, report) < 0) {
+	if (extc_rm_tree_at(t.uid, jname, bounded_limits(pol, &limits), report) < 0) {
 		char text[256];
 
 		extc_rm_report_text(report, text, sizeof(text));
@@ -791,7 +871,14 @@ int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_po
 		rv = -1;
 		goto out;
 	}
-	while ((de = readdir(dir)) != NULL && report->stopped == NULL) {
+	while (report->stopped == NULL) {
+		errno = 0;
+		de = readdir(dir);
+		if (de == NULL) {
+			if (errno != 0)
+				extc_rm_report_stop(report, errno, "the trash could not be read");
+			break;
+		}
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		extc_rm_tree_at(trashfd, de->d_name, pol->rm_limits, &part);
@@ -821,6 +908,7 @@ static void sweep_user(int nodefd, int trashfd, const char *uname,
 		       struct extc_sweep_report *rep)
 {
 	struct extc_ident node_id, uid_id;
+	struct extc_rm_limits limits;
 	struct extc_rm_report part;
 	char path[PATH_MAX] = "";
 	char why[256];
@@ -841,10 +929,18 @@ static void sweep_user(int nodefd, int trashfd, const char *uname,
 		rep->refused++;
 		goto out;
 	}
-	while ((de = readdir(dir)) != NULL) {
+	for (;;) {
 		uint32_t jobid;
 		int jobfd = -1;
 
+		errno = 0;
+		de = readdir(dir);
+		if (de == NULL) {
+			/* a level not read to its end was not swept: say so */
+			if (errno != 0)
+				rep->refused++;
+			break;
+		}
 		if (extc_layout_parse_job_name(de->d_name, &jobid) < 0)
 			continue;
 		path[0] = '\0';
@@ -860,7 +956,8 @@ static void sweep_user(int nodefd, int trashfd, const char *uname,
 		} else {
 			if (trashfd >= 0 && move_to_trash(uidfd, de->d_name, trashfd, de->d_name) == 0) {
 				rep->jobs_removed++;
-			} else if (extc_rm_tree_at(uidfd, de->d_name, pol->rm_limits, &part) == 0) {
+			} else if (extc_rm_tree_at(uidfd, de->d_name, bounded_limits(pol, &limits),
+						   &part) == 0) {
 				rep->jobs_removed++;
 				report_add(&rep->rm, &part);
 			} else {
@@ -907,12 +1004,21 @@ int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *
 		rv = -1;
 		goto out;
 	}
-	while ((de = readdir(dir)) != NULL) {
+	for (;;) {
 		uid_t uid;
 
+		errno = 0;
+		de = readdir(dir);
+		if (de == NULL)
+			break;
 		if (extc_layout_parse_uid_name(de->d_name, &uid) < 0)
 			continue;
 		sweep_user(t.node, trashfd, de->d_name, pol, alive, arg, report);
+	}
+	if (errno != 0) {
+		extc_fmt(why, whylen, "%s: cannot read: %s", t.path, strerror(errno));
+		rv = -1;
+		goto out;
 	}
 	rv = 0;
 out:
