@@ -56,9 +56,12 @@ fi
 step "unit tests (make check)"
 make -j2 check >"$logdir/unit.log" 2>&1
 rc=$?
-cat tests/unit/*.log >"$logdir/unit-detail.log" 2>/dev/null
+cat tests/unit/*.log tests/adversarial/*.log tests/fault/*.log >"$logdir/unit-detail.log" 2>/dev/null
 grep -E '^(PASS|FAIL|ERROR|# )' "$logdir/unit.log"
 count_from "$logdir/unit-detail.log" cmocka
+for replay in fuzz/replay_*.log; do
+    [ -e "$replay" ] && count_from "$replay" plain
+done
 if [ "$rc" -ne 0 ]; then
     failed_suites="$failed_suites unit"
     grep -B2 -A8 -E '\[  (FAILED|ERROR)|FAILED  \]' "$logdir/unit-detail.log" | head -60
