@@ -39,6 +39,27 @@ struct walk {
 
 static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum role role);
 
+/*
+ * A directory stream on a duplicate of 'dirfd', from the start. The
+ * duplicate shares the file offset with 'dirfd': without the rewind a
+ * second listing of the same directory would find it already read.
+ */
+DIR *extc_warm_opendir(int dirfd)
+{
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	DIR *d;
+
+	if (fd < 0)
+		return (NULL);
+	d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return (NULL);
+	}
+	rewinddir(d);
+	return (d);
+}
+
 static int fail(struct walk *w, const char *what, int err)
 {
 	char shown[160];
@@ -117,16 +138,10 @@ static enum ext_state ext_state(int dirfd)
 {
 	bool so = false, lock = false, ninja = false;
 	struct dirent *de;
-	DIR *d;
-	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	DIR *d = extc_warm_opendir(dirfd);
 
-	if (fd < 0)
+	if (d == NULL)
 		return (EXT_INCOMPLETE);
-	d = fdopendir(fd);
-	if (d == NULL) {
-		close(fd);
-		return (EXT_INCOMPLETE);
-	}
 	while ((de = readdir(d)) != NULL) {
 		size_t len = strlen(de->d_name);
 		struct stat sb;
@@ -398,21 +413,15 @@ static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum r
 {
 	struct dirent *de;
 	DIR *d;
-	int fd;
 	int rv = -1;
 
 	if (depth > EXTC_WARM_MAX_DEPTH) {
 		extc_fmt(w->why, w->whylen, "the tree is deeper than %d levels", EXTC_WARM_MAX_DEPTH);
 		return (-1);
 	}
-	fd = fcntl(srcfd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
+	d = extc_warm_opendir(srcfd);
+	if (d == NULL)
 		return (fail(w, "cannot read the directory", errno));
-	d = fdopendir(fd);
-	if (d == NULL) {
-		close(fd);
-		return (fail(w, "cannot read the directory", errno));
-	}
 	for (;;) {
 		errno = 0;
 		de = readdir(d);

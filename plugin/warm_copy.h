@@ -2,6 +2,7 @@
 #ifndef EXTC_WARM_COPY_H_
 #define EXTC_WARM_COPY_H_
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -101,6 +102,9 @@ int extc_warm_ext_state(int dirfd);
 /* Walk 'srcfd' as a seed copy would, counting only. */
 int extc_warm_measure(int srcfd, const struct extc_warm_opts *o, struct extc_copy_stats *st,
 		      char *why, size_t whylen);
+
+/* A stream over directory 'dirfd' from its first entry ('dirfd' stays open and usable). */
+DIR *extc_warm_opendir(int dirfd);
 
 /* "1.5 GiB (1610612736 bytes)" style size for messages. */
 void extc_warm_size_text(uint64_t bytes, char *buf, size_t len);

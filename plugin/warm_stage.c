@@ -22,11 +22,12 @@ static bool dir_is_empty(int parentfd, const char *name)
 	DIR *d;
 	int fd = openat(parentfd, name, EXTC_DIR_OPEN_FLAGS);
 
-	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
 		return (false);
-	}
+	d = extc_warm_opendir(fd);
+	close(fd);
+	if (d == NULL)
+		return (false);
 	while (empty && (de = readdir(d)) != NULL)
 		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
 	closedir(d);
@@ -38,12 +39,10 @@ static int leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen)
 {
 	struct dirent *de;
 	DIR *d;
-	int fd = fcntl(leaffd, F_DUPFD_CLOEXEC, 0);
 
 	*fresh = true;
-	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	d = extc_warm_opendir(leaffd);
+	if (d == NULL) {
 		extc_fmt(why, whylen, "cannot read the private directory: %s", strerror(errno));
 		return (-1);
 	}
@@ -62,13 +61,10 @@ static void leaf_reset(int leaffd, const struct extc_warm_opts *o)
 	struct dirent *de;
 	size_t i;
 	DIR *d;
-	int fd = fcntl(leaffd, F_DUPFD_CLOEXEC, 0);
 
-	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	d = extc_warm_opendir(leaffd);
+	if (d == NULL)
 		return;
-	}
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
 			extc_rm_tree_at(leaffd, de->d_name, NULL, &rep);
@@ -82,12 +78,10 @@ static int move_into_leaf(int stagefd, int leaffd, char *why, size_t whylen)
 {
 	struct dirent *de;
 	DIR *d;
-	int fd = fcntl(stagefd, F_DUPFD_CLOEXEC, 0);
 	int rv = 0;
 
-	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	d = extc_warm_opendir(stagefd);
+	if (d == NULL) {
 		extc_fmt(why, whylen, "cannot read the seed's stage: %s", strerror(errno));
 		return (-1);
 	}
@@ -273,11 +267,9 @@ static void publish_torch(struct pub *p, int srcfd, struct level *dst, const cha
 {
 	struct dirent *de;
 	DIR *d;
-	int fd = fcntl(srcfd, F_DUPFD_CLOEXEC, 0);
 
-	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	d = extc_warm_opendir(srcfd);
+	if (d == NULL) {
 		pub_error(p, "%s: cannot read: %s", rel, strerror(errno));
 		return;
 	}
@@ -313,11 +305,9 @@ static void publish_plain(struct pub *p, int srcfd, struct level *dst, const cha
 {
 	struct dirent *de;
 	DIR *d;
-	int fd = fcntl(srcfd, F_DUPFD_CLOEXEC, 0);
 
-	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	d = extc_warm_opendir(srcfd);
+	if (d == NULL) {
 		pub_error(p, "%s: cannot read: %s", rel, strerror(errno));
 		return;
 	}
@@ -353,13 +343,16 @@ int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
 	 * builds without it; a directory of another key or CPU is not mixed.
 	 */
 	ret = extc_manifest_read(dirfd, &there, why, whylen);
-	if (ret == 1)
+	if (ret == 1) {
 		ret = extc_manifest_write(dirfd, mf, true, o->tag, why, whylen);
-	if (ret == 1)
-		ret = extc_manifest_read(dirfd, &there, why, whylen);
-	if (ret < 0)
+		if (ret == 0)
+			there = *mf;	/* ours: nothing to compare */
+		else if (ret == 1)	/* another publisher's came first */
+			ret = extc_manifest_read(dirfd, &there, why, whylen);
+	}
+	if (ret != 0)
 		return (-1);
-	if (ret == 0 && extc_manifest_compatible(&there, mf, why, whylen) < 0)
+	if (extc_manifest_compatible(&there, mf, why, whylen) < 0)
 		return (-1);
 	for (i = 0; i < o->nsubdirs && !past_deadline(&p); i++) {
 		struct level sub = { &top, o->subdirs[i], -1 };

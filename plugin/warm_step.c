@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -103,15 +104,22 @@ static const char *user_value(spank_t sp, const char *option, const char *option
 }
 
 /*
- * The node's name, for the manifest and the stage names: slurmd's name
- * for it where that is a plain name, else the host name.
+ * The node's name, for the manifest and the stage names: SLURMD_NODENAME
+ * where slurmstepd has it and it is a plain name, else the host name.
+ * Stage names also carry the pid, so several slurmd on one host (which
+ * share a pid space) never clash either.
  */
 static void node_name(spank_t sp)
 {
 	char buf[EXTC_NODE_NAME_MAX + 1];
+	const char *env = getenv("SLURMD_NODENAME");	/* slurmd's own, inherited */
 	size_t i;
 
-	if (spank_getenv(sp, "SLURMD_NODENAME", buf, sizeof(buf)) == ESPANK_SUCCESS && buf[0]) {
+	if (env != NULL && strlen(env) < sizeof(buf))
+		strcpy(buf, env);
+	else if (spank_getenv(sp, "SLURMD_NODENAME", buf, sizeof(buf)) != ESPANK_SUCCESS)
+		buf[0] = '\0';
+	if (buf[0] != '\0') {
 		for (i = 0; buf[i] != '\0'; i++) {
 			if (!(buf[i] >= 'a' && buf[i] <= 'z') && !(buf[i] >= 'A' && buf[i] <= 'Z') &&
 			    !(buf[i] >= '0' && buf[i] <= '9') && strchr("._-", buf[i]) == NULL)
