@@ -34,8 +34,7 @@ static const char *const reserved_prefixes[] = { "SLURM", "SPANK", "LD_", "_SLUR
 
 static const char *const world_writable_dirs[] = { "/tmp", "/var/tmp", "/dev/shm", "/run/user" };
 
-#define KEYS_HELP "valid arguments are base=, default=, vars=, on_error=, allow_shared_fs=, " \
-	"seed=, seed_max=, seed_timeout=, publish_timeout="
+#define KEYS_HELP "valid arguments are base=, default=, vars=, on_error=, allow_shared_fs=, seed=, seed_max=, seed_timeout=, publish_timeout="
 
 size_t extc_config_builtin_vars(const struct extc_var **vars)
 {
