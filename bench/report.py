@@ -2,6 +2,7 @@
 """Turn bench/run.sh's raw data into bench/RESULTS.md (markdown on stdout).
 
   report.py DATA_DIR
+  report.py --warm-only DATA_DIR     only the warm start table (bench/warm.sh alone)
 """
 import datetime
 import math
@@ -10,7 +11,8 @@ import re
 import statistics
 import sys
 
-DATA = sys.argv[1]
+WARM_ONLY = sys.argv[1] == "--warm-only"
+DATA = sys.argv[-1]
 
 
 def path(name):
@@ -38,6 +40,102 @@ def fmt_ci(v, f="%.3f"):
 
 def yes(ok):
     return "**yes**" if ok else "**no**"
+
+
+# ---- 5. warm start (bench/warm.sh) ---------------------------------------------
+def warm_report(summary):
+    """Summary rows and the section's lines, or None without warm start data."""
+    if not os.path.exists(path("warm-load.tsv")) or not os.path.exists(path("warm-copy.txt")):
+        return None
+    load = {}
+    compiled = {}
+    with open(path("warm-load.tsv")) as fh:
+        next(fh)
+        for line in fh:
+            _, mode, load_s, wall_s, comp = line.split()
+            load.setdefault(mode, []).append((float(load_s), float(wall_s)))
+            compiled[mode] = compiled.get(mode, 0) + int(comp)
+    cold_load = median([x[0] for x in load["cold"]])
+    seed_load = median([x[0] for x in load["seeded"]])
+    cold_wall = median([x[1] for x in load["cold"]])
+    seed_wall = median([x[1] for x in load["seeded"]])
+    r_load = cold_load / seed_load if seed_load > 0 else float("inf")
+    r_wall = cold_wall / seed_wall
+    summary.append(("5a", "first torch `load()` in a new job: cold / seeded (`--ext-cache-seed`), ratio of "
+                    "the medians of load()'s time (%d runs each, interleaved)" % len(load["cold"]),
+                    "%.0fx (%.2f s / %.3f s); whole srun %.1fx" % (r_load, cold_load, seed_load, r_wall),
+                    ">= 10", yes(r_load >= 10 and compiled.get("seeded", 0) == 0)))
+    copy = {}
+    runs = {}
+    with open(path("warm-copy.txt")) as fh:
+        for line in fh:
+            f = line.split()
+            if f[1] == "median":
+                copy[f[0]] = {"runs": int(f[2]), "eng": int(f[3]), "cp": int(f[4]), "ratio": float(f[5]),
+                              "files": int(f[6]), "bytes": int(f[7])}
+            elif f[1] == "run":
+                runs.setdefault(f[0], []).append(int(f[4]) / int(f[5]))
+    for fs in ("tmpfs", "disk"):
+        if fs in copy:
+            summary.append(("5b" if fs == "tmpfs" else "5c",
+                            "seed copy engine / `cp -a`, %d files, %.0f MiB cache-shaped tree (%s)" % (
+                                copy[fs]["files"], copy[fs]["bytes"] / 1048576.0, fs),
+                            "%.3f (95%% CI %s)" % (copy[fs]["ratio"], fmt_ci(runs[fs])), "<= 1.2",
+                            yes(copy[fs]["ratio"] <= 1.2)))
+    lines = []
+    q = lines.append
+    q("## 5. Warm start")
+    q("")
+    q("**5a.** `bench/warm.sh`: on the lab cluster, one job (`srun -N1 -w n1 --ext-cache=local "
+      "--ext-cache-publish=DIR`) builds the JIT op of `tests/integration/torch` and publishes it; then, "
+      "alternating the order, jobs that load it cold (`--ext-cache=local`, a fresh empty directory: "
+      "torch compiles) and seeded (`--ext-cache-seed=DIR`: the plugin copies DIR in, as the user, "
+      "before the task starts). `load()` is torch.utils.cpp_extension.load's own time in the task; "
+      "`srun` the whole job as the user saw it (seeding included). Compiler runs: cold %d, seeded %d."
+      % (compiled.get("cold", 0), compiled.get("seeded", 0)))
+    q("")
+    q("| mode | runs | median load() s | median srun s | all load() s |")
+    q("|---|---|---|---|---|")
+    for mode in ("cold", "seeded"):
+        q("| %s | %d | %.3f | %.2f | %s |" % (mode, len(load[mode]), median([x[0] for x in load[mode]]),
+                                             median([x[1] for x in load[mode]]),
+                                             " ".join("%.3f" % x[0] for x in load[mode])))
+    q("")
+    if os.path.exists(path("warm-seed-log.txt")):
+        with open(path("warm-seed-log.txt")) as fh:
+            seeds = [ln.strip() for ln in fh if ln.strip()]
+        if seeds:
+            q("The seed as slurmd logged it (last run): `%s`" % seeds[-1])
+            q("")
+    q("**5b/5c.** `bench/warm_bench` (links the plugin's `libextc`): the seed copy engine "
+      "(`extc_warm_copy_tree`: fd-relative walk, copy_file_range, modes and nanosecond times set "
+      "through descriptors) against a spawned `cp -a` of the same tree (3 torch extension directories "
+      "of objects and a 10 MiB .so each, 1000 Triton-like directories of 3 small files), alternating "
+      "the order, a syncfs before each copy; both copies checked to hold every file.")
+    q("")
+    q("| fs | runs | engine median ms | cp -a median ms | engine / cp -a (median of per-run ratios) | 95% CI |")
+    q("|---|---|---|---|---|---|")
+    for fs in ("tmpfs", "disk"):
+        if fs in copy:
+            c = copy[fs]
+            q("| %s | %d | %.1f | %.1f | %.3f | %s |" % (fs, c["runs"], c["eng"] / 1e6, c["cp"] / 1e6,
+                                                      c["ratio"], fmt_ci(runs[fs])))
+    q("")
+    return lines
+
+
+if WARM_ONLY:
+    rows = []
+    section = warm_report(rows)
+    if section is None:
+        sys.exit("report.py: no warm start data in " + DATA)
+    print("| # | measure | result | target | met |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        print("| %s |" % " | ".join(row))
+    print("")
+    print("\n".join(section))
+    sys.exit(0)
 
 
 machine = {}
@@ -226,13 +324,16 @@ summary.append(("4", "footprint across %d + %d interleaved steps: growth of slur
                 "none; per-step slurmstepd with/without: RSS x%.3f, descriptors %+d" % (rss_ratio, fd_diff),
                 "no growth", yes(no_growth and got_ok)))
 
+warm_section = warm_report(summary)
+
 # ---- the document ---------------------------------------------------------------
 p("# spank-ext-cache benchmark results")
 p("")
 p("Generated by `bench/run.sh` (also `make bench`) on %s; do not edit, rerun it. "
-  "It took %s s (launch %s, removal %s, epilog %s, footprint %s)." % (
+  "It took %s s (launch %s, removal %s, epilog %s, footprint %s, warm start %s)." % (
       machine.get("date", "?"), durations.get("total", "?"), durations.get("launch", "?"),
-      durations.get("removal", "?"), durations.get("epilog", "?"), durations.get("footprint", "?")))
+      durations.get("removal", "?"), durations.get("epilog", "?"), durations.get("footprint", "?"),
+      durations.get("warm", "?")))
 p("Every figure compared with a target is a ratio or a difference of two things measured in the "
   "same run, interleaved (alternating order), as a median over repeated runs; the 95% intervals "
   "are distribution-free intervals of that median. Absolute times are reported for reference only: "
@@ -449,4 +550,6 @@ p("Per-step slurmstepd with / without the plugin: RSS ratio %.3f (medians %d / %
       rss_ratio, median([r["stepd_rss_kb"] for r in fp["plugin"]]),
       median([r["stepd_rss_kb"] for r in fp["none"]]), fd_diff))
 p("")
+if warm_section is not None:
+    out.extend(warm_section)
 print("\n".join(out))

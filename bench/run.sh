@@ -13,18 +13,20 @@
 #      how long such a tree keeps the node when a local step ends
 #   4. slurmstepd RSS and descriptors across 1000 steps with and 1000 without
 #      the plugin, interleaved
+#   5. warm start (bench/warm.sh): first torch load() seeded vs cold, and the
+#      seed copy engine vs `cp -a`
 # and writes FILE (default bench/RESULTS.md): the machine, the raw medians and
 # the ratios. Every figure is a ratio (or difference) of two things measured in
 # the same run, interleaved, as medians over repeated runs; absolute times are
 # only reported, never compared with a threshold. It is not part of the test
-# suite (tests/run-all.sh). About 8 minutes; --quick: a smoke run of a minute.
+# suite (tests/run-all.sh). About 12 minutes; --quick: a smoke run of two minutes.
 #
 # Knobs: EXTC_BENCH_WORK scratch and raw data (default /var/lib/ext-cache-bench);
 # EXTC_LAB, EXTC_LAB_CTLD_PORT, EXTC_LAB_SLURMD_PORT the lab cluster (default
 # $EXTC_BENCH_WORK/ext-cache-lab on ports 17817-17820, apart from the tests');
 # BENCH_LAUNCH_RUNS (48), BENCH_LAUNCH_TMPFS_RUNS (48), BENCH_RM_RUNS (11), BENCH_RM_DISK_SHAPES ("torch"),
 # BENCH_EPILOG_RUNS (11), BENCH_EPILOG_FILES (100000), BENCH_STEPEND_RUNS (5),
-# BENCH_FOOT_STEPS (1000).
+# BENCH_FOOT_STEPS (1000), WARM_LOAD_RUNS (3), WARM_COPY_RUNS (9).
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,6 +51,7 @@ export EXTC_LAB_CTLD_PORT=${EXTC_LAB_CTLD_PORT:-17817}
 export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-17818}
 if [ "$quick" = 1 ]; then
     : "${BENCH_LAUNCH_RUNS:=5}" "${BENCH_LAUNCH_TMPFS_RUNS:=3}" "${BENCH_RM_RUNS:=3}" "${BENCH_EPILOG_RUNS:=3}" "${BENCH_STEPEND_RUNS:=1}" "${BENCH_FOOT_STEPS:=20}"
+    : "${WARM_LOAD_RUNS:=1}" "${WARM_COPY_RUNS:=3}"
 fi
 LAUNCH_RUNS=${BENCH_LAUNCH_RUNS:-48}
 LAUNCH_TMPFS_RUNS=${BENCH_LAUNCH_TMPFS_RUNS:-48}
@@ -76,7 +79,7 @@ if [ "${EXTC_BENCH_BUILT:-0}" != 1 ]; then
         if [ ! -f Makefile ]; then
             autoreconf -fi && ./configure || exit 1
         fi
-        make ext_cache.la bench/rm_bench
+        make ext_cache.la bench/rm_bench bench/warm_bench
     ) >"$DATA/build.log" 2>&1 || { tail -30 "$DATA/build.log"; echo "bench: build failed" >&2; exit 1; }
 fi
 SO=$top/.libs/ext_cache.so
@@ -313,6 +316,12 @@ if [ "$state" != COMPLETED ]; then
 fi
 wait "$sampler" || { echo "bench: footprint sampler failed" >&2; exit 1; }
 section_time footprint "$T"
+
+# ==================================================================================
+# 5. Warm start
+# ==================================================================================
+# shellcheck source=warm.sh
+. "$top/bench/warm.sh"
 
 lab_stop >/dev/null 2>&1
 trap - EXIT

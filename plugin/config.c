@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "text.h"
+#include "warm_path.h"
 
 /*
  * Per-job-safe JIT caches only (see jit-caches.md): data caches (HF_HOME,
@@ -33,7 +34,7 @@ static const char *const reserved_prefixes[] = { "SLURM", "SPANK", "LD_", "_SLUR
 
 static const char *const world_writable_dirs[] = { "/tmp", "/var/tmp", "/dev/shm", "/run/user" };
 
-#define KEYS_HELP "valid arguments are base=, default=, vars=, on_error=, allow_shared_fs="
+#define KEYS_HELP "valid arguments are base=, default=, vars=, on_error=, allow_shared_fs=, seed=, seed_max=, seed_timeout=, publish_timeout="
 
 size_t extc_config_builtin_vars(const struct extc_var **vars)
 {
@@ -50,6 +51,66 @@ static void set_defaults(struct extc_config *cfg)
 	cfg->allow_shared_fs = false;
 	cfg->nvars = sizeof(builtin_vars) / sizeof(builtin_vars[0]);
 	memcpy(cfg->vars, builtin_vars, sizeof(builtin_vars));
+	cfg->seed_max = EXTC_DEFAULT_SEED_MAX;
+	cfg->seed_timeout = EXTC_DEFAULT_SEED_TIMEOUT;
+	cfg->publish_timeout = EXTC_DEFAULT_PUBLISH_TIMEOUT;
+}
+
+const char *extc_config_torch_subdir(const struct extc_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nvars; i++) {
+		if (strcmp(cfg->vars[i].name, "TORCH_EXTENSIONS_DIR") == 0)
+			return (cfg->vars[i].subdir);
+	}
+	return (NULL);
+}
+
+/* A byte count with an optional binary suffix K, M, G or T ("2G"); at most 1P. */
+int extc_config_parse_size(const char *value, uint64_t *out, char *why, size_t whylen)
+{
+	static const char suffixes[] = "KMGT";
+	uint64_t v = 0;
+	const char *p = value;
+	const char *s;
+	unsigned shift = 0;
+
+	if (*p < '0' || *p > '9') {
+		extc_fmt(why, whylen, "expected a size such as 4G (suffixes K, M, G, T; 0 disables)");
+		return (-1);
+	}
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (uint64_t)(*p - '0');
+		if (v > (1ULL << 50)) {
+			extc_fmt(why, whylen, "larger than 1P");
+			return (-1);
+		}
+	}
+	if (*p != '\0') {
+		s = strchr(suffixes, *p);
+		if (s == NULL || p[1] != '\0') {
+			extc_fmt(why, whylen,
+				 "expected a size such as 4G (suffixes K, M, G, T; 0 disables)");
+			return (-1);
+		}
+		shift = 10u * (unsigned)(s - suffixes + 1);
+	}
+	if (v > ((1ULL << 50) >> shift)) {
+		extc_fmt(why, whylen, "larger than 1P");
+		return (-1);
+	}
+	*out = v << shift;
+	return (0);
+}
+
+static int parse_seconds(const char *value, uint32_t *out, char *why, size_t whylen)
+{
+	if (extc_parse_u32(value, EXTC_TIMEOUT_MAX, out) < 0 || *out == 0) {
+		extc_fmt(why, whylen, "expected a number of seconds from 1 to %d", EXTC_TIMEOUT_MAX);
+		return (-1);
+	}
+	return (0);
 }
 
 int extc_config_check_base(const char *base, char *why, size_t whylen)
@@ -227,7 +288,10 @@ static int parse_bool(const char *value, bool *out, char *why, size_t whylen)
 
 int extc_config_parse(struct extc_config *cfg, int ac, char **av, char *why, size_t whylen)
 {
-	enum { SEEN_BASE = 1, SEEN_DEFAULT = 2, SEEN_VARS = 4, SEEN_ON_ERROR = 8, SEEN_SHARED = 16 };
+	enum {
+		SEEN_BASE = 1, SEEN_DEFAULT = 2, SEEN_VARS = 4, SEEN_ON_ERROR = 8, SEEN_SHARED = 16,
+		SEEN_SEED = 32, SEEN_SEED_MAX = 64, SEEN_SEED_TIMEOUT = 128, SEEN_PUBLISH_TIMEOUT = 256,
+	};
 	char reason[256];
 	char shown_key[64], shown_value[128];
 	unsigned seen = 0;
@@ -273,6 +337,20 @@ int extc_config_parse(struct extc_config *cfg, int ac, char **av, char *why, siz
 		} else if (keylen == 15 && strncmp(arg, "allow_shared_fs", 15) == 0) {
 			bit = SEEN_SHARED;
 			ret = parse_bool(value, &cfg->allow_shared_fs, reason, sizeof(reason));
+		} else if (keylen == 4 && strncmp(arg, "seed", 4) == 0) {
+			bit = SEEN_SEED;
+			ret = extc_warm_check_pattern(value, reason, sizeof(reason));
+			if (ret == 0)
+				strcpy(cfg->seed, value);
+		} else if (keylen == 8 && strncmp(arg, "seed_max", 8) == 0) {
+			bit = SEEN_SEED_MAX;
+			ret = extc_config_parse_size(value, &cfg->seed_max, reason, sizeof(reason));
+		} else if (keylen == 12 && strncmp(arg, "seed_timeout", 12) == 0) {
+			bit = SEEN_SEED_TIMEOUT;
+			ret = parse_seconds(value, &cfg->seed_timeout, reason, sizeof(reason));
+		} else if (keylen == 15 && strncmp(arg, "publish_timeout", 15) == 0) {
+			bit = SEEN_PUBLISH_TIMEOUT;
+			ret = parse_seconds(value, &cfg->publish_timeout, reason, sizeof(reason));
 		} else {
 			extc_fmt(reason, sizeof(reason), "unknown argument; " KEYS_HELP);
 		}

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mode.h"
 
@@ -12,6 +13,11 @@
 #define EXTC_VAR_NAME_MAX 64
 #define EXTC_SUBDIR_MAX 64
 #define EXTC_DEFAULT_BASE "/tmp/ext-cache"
+#define EXTC_SEED_PATTERN_MAX 512
+#define EXTC_DEFAULT_SEED_MAX (4ULL << 30)	/* 4G */
+#define EXTC_DEFAULT_SEED_TIMEOUT 300		/* seconds */
+#define EXTC_DEFAULT_PUBLISH_TIMEOUT 300	/* seconds */
+#define EXTC_TIMEOUT_MAX 86400
 
 enum extc_on_error {
 	EXTC_ON_ERROR_AUTO = 0,	/* fail if the user asked for a mode, else warn */
@@ -31,6 +37,10 @@ struct extc_config {
 	bool allow_shared_fs;
 	size_t nvars;
 	struct extc_var vars[EXTC_VARS_MAX];
+	char seed[EXTC_SEED_PATTERN_MAX + 1];	/* seed= pattern, "" when not given */
+	uint64_t seed_max;		/* bytes; 0: seeding disabled */
+	uint32_t seed_timeout;		/* seconds */
+	uint32_t publish_timeout;	/* seconds */
 };
 
 /*
@@ -45,6 +55,9 @@ size_t extc_config_builtin_vars(const struct extc_var **vars);
 
 /* Validation of single values, shared with the option parser and fuzzers. */
 int extc_config_check_base(const char *base, char *why, size_t whylen);
+int extc_config_parse_size(const char *value, uint64_t *out, char *why, size_t whylen);
+/* The variable named TORCH_EXTENSIONS_DIR's subdirectory, or NULL if it is not managed. */
+const char *extc_config_torch_subdir(const struct extc_config *cfg);
 int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvars,
 			   char *why, size_t whylen);
 

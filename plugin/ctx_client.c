@@ -7,6 +7,7 @@
 #include "ctx_client.h"
 #include "mode.h"
 #include "option.h"
+#include "warm_path.h"
 
 /*
  * The client reads the same plugstack.conf as slurmd, so an admin's typo
@@ -24,7 +25,21 @@ int extc_client_init(spank_t sp, int ac, char **av)
 	return (extc_option_register(sp));
 }
 
-/* SLURM_EXT_CACHE is checked here, after the command line had its say. */
+/*
+ * The environment forms of the directories, when no option overrides them.
+ * Only the text is checked: the path is one of the nodes' (it may not exist
+ * here, or be another file), so it is not looked at.
+ */
+static int check_env_dir(const char *option_value, const char *name, char *why, size_t whylen)
+{
+	const char *value = getenv(name);
+
+	if (option_value != NULL || value == NULL)
+		return (0);
+	return (extc_warm_check_dir(value, name, why, whylen));
+}
+
+/* SLURM_EXT_CACHE* are checked here, after the command line had its say. */
 int extc_client_init_post_opt(spank_t sp, int ac, char **av)
 {
 	struct extc_choice choice;
@@ -35,6 +50,11 @@ int extc_client_init_post_opt(spank_t sp, int ac, char **av)
 	(void)av;
 	if (extc_mode_resolve(extc_option_value(), getenv(EXTC_ENV_REQUEST_NAME), EXTC_MODE_OFF,
 			      &choice, why, sizeof(why)) < 0) {
+		slurm_error("ext-cache: %s", why);
+		return (-1);
+	}
+	if (check_env_dir(extc_option_seed(), EXTC_ENV_SEED, why, sizeof(why)) < 0 ||
+	    check_env_dir(extc_option_publish(), EXTC_ENV_PUBLISH, why, sizeof(why)) < 0) {
 		slurm_error("ext-cache: %s", why);
 		return (-1);
 	}

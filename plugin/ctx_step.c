@@ -14,6 +14,7 @@
 #include "mode.h"
 #include "option.h"
 #include "text.h"
+#include "warm_step.h"
 
 /* Exit code of a task failed by this plugin (distinct from a shell's 1 and 2). */
 #define EXTC_TASK_FAILURE_EXIT 75	/* EX_TEMPFAIL: the cause is on the node, not in the program */
@@ -101,6 +102,7 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 {
 	char leaf[EXTC_NAME_LEN];
 	char envbuf[EXTC_MODE_VALUE_MAX + 2];
+	bool has_leaf;
 	uint64_t t0;
 
 	(void)ac;
@@ -120,8 +122,10 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 		extc_error("%s", step.why);
 		return (0);
 	}
-	if (step.choice.mode == EXTC_MODE_OFF ||
-	    extc_layout_leaf_name(step.choice.mode, step.ids.stepid, leaf, sizeof(leaf)) < 0)
+	has_leaf = step.choice.mode != EXTC_MODE_OFF &&
+		   extc_layout_leaf_name(step.choice.mode, step.ids.stepid, leaf, sizeof(leaf)) == 0;
+	extc_warm_step_resolve(sp, &step.cfg, &step.ids, has_leaf && step.ids.uid != 0);
+	if (!has_leaf)
 		return (0);
 	if (step.ids.uid == 0) {
 		extc_verbose("jobs of root get no private cache");
@@ -214,6 +218,8 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 	}
 	export_var(sp, EXTC_ENV_DIR, step.leaf_path);
 	export_var(sp, EXTC_ENV_MODE, extc_mode_name(step.choice.mode));
+	/* the first hook with the user's ids, before any task: the copy is the user's own */
+	extc_warm_step_seed(sp, &step.cfg, &step.ids, step.leaf_path);
 	return (0);
 }
 
@@ -273,10 +279,12 @@ int extc_step_task_init(spank_t sp, int ac, char **av)
 
 	(void)ac;
 	(void)av;
-	if (!step.fail_step && !step.warn_step)
-		return (0);
 	if (spank_get_item(sp, S_TASK_ID, &taskid) != ESPANK_SUCCESS)
 		taskid = 0;
+	if (taskid == 0)
+		extc_warm_step_notify();
+	if (!step.fail_step && !step.warn_step)
+		return (0);
 	if (taskid == 0)
 		extc_error("%s: %s", step.fail_step ? "no private cache on this node, failing the step" :
 			   "no private cache on this node, going on without one", step.why);
@@ -292,10 +300,13 @@ int extc_step_exit(spank_t sp, int ac, char **av)
 	char why[512], text[256];
 	uint64_t t0;
 
-	(void)sp;
 	(void)ac;
 	(void)av;
-	if (!step.created || step.choice.mode != EXTC_MODE_LOCAL)
+	if (!step.created)
+		goto out;
+	/* before the leaf goes: what the step built is still there */
+	extc_warm_step_publish(sp, &step.cfg, &step.ids, step.leaf_path);
+	if (step.choice.mode != EXTC_MODE_LOCAL)
 		goto out;
 	t0 = extc_monotonic_ns();
 	if (extc_tree_remove_leaf(&step.cfg, &step.pol, &step.ids, step.choice.mode, &report, why,
@@ -308,6 +319,7 @@ int extc_step_exit(spank_t sp, int ac, char **av)
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
 out:
 	step_reset();
+	extc_warm_step_reset();
 	extc_log_scope_clear();
 	return (0);
 }

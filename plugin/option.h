@@ -1,4 +1,4 @@
-/* spank-ext-cache: the --ext-cache option as srun, sbatch, salloc and slurmstepd see it. */
+/* spank-ext-cache: the --ext-cache* options as srun, sbatch, salloc and slurmstepd see them. */
 #ifndef EXTC_OPTION_H_
 #define EXTC_OPTION_H_
 
@@ -8,10 +8,14 @@
 
 #include "mode.h"
 
-/* Forget any earlier value and register the option; called from init, before options are parsed. */
+/* Forget any earlier value and register the options; called from init, before options are parsed. */
 int extc_option_register(spank_t sp);
 
 /* The value given with --ext-cache in this process, or NULL if none was. */
 const char *extc_option_value(void);
+
+/* The values given with --ext-cache-seed and --ext-cache-publish, or NULL (not checked in stepd). */
+const char *extc_option_seed(void);
+const char *extc_option_publish(void);
 
 #endif /* EXTC_OPTION_H_ */

@@ -79,6 +79,10 @@ int main(int argc, char **argv)
 		       cfg.on_error == EXTC_ON_ERROR_WARN ? "warn" : "auto");
 		printf("allow_shared_fs %s\n", cfg.allow_shared_fs ? "yes" : "no");
 		printf("vars %s\n", cfg.nvars == extc_config_builtin_vars(&vars) ? "builtin" : "other");
+		printf("seed %s\n", cfg.seed[0] ? cfg.seed : "none");
+		printf("seed_max %lluG\n", (unsigned long long)(cfg.seed_max >> 30));
+		printf("seed_timeout %u\n", cfg.seed_timeout);
+		printf("publish_timeout %u\n", cfg.publish_timeout);
 		return (0);
 	}
 	if (argc == 2 && strcmp(argv[1], "builtins") == 0) {
@@ -124,7 +128,9 @@ t_eq "the manual documents exactly the arguments the code accepts" "$code_keys" 
 # a key the parser does not know is refused (so acceptance below means something)
 t_check "the parser refuses an undocumented key" bash -c '! "$0" parse bogus=1 >/dev/null' "$PKG_WORK/argcheck"
 
-declare -A sample=([base]=/var/tmp/ext-cache [vars]="TORCH_EXTENSIONS_DIR,TRITON_CACHE_DIR:triton")
+declare -A sample=([base]=/var/tmp/ext-cache [vars]="TORCH_EXTENSIONS_DIR,TRITON_CACHE_DIR:triton"
+    [seed]=/shared/jit-seeds/%U/%u [seed_max]="0 512K 2G 1T" [seed_timeout]="1 300 86400"
+    [publish_timeout]="1 300 86400")
 declare -A defaults=()
 while read -r k v; do defaults[$k]=$v; done < <(argcheck defaults)
 for k in $code_keys; do
@@ -178,12 +184,20 @@ readme_builtins=$(sed -n '/^Built-in variables/,/^$/p' "$top/README.md" | tr '\n
     grep -oE '`[A-Z_]+' | tr -d '`')
 t_eq "README.md lists the same built-in variables" "$(awk '{print $1}' <<<"$builtins")" "$readme_builtins"
 
-# ---- user option, environment form, exported variables -------------------------
-opt=$(sed -n 's/^[[:space:]]*\.name = "\([a-z-]*\)",/\1/p' "$top/plugin/option.c")
-t_eq "plugin/option.c registers --ext-cache" ext-cache "$opt"
-t_check "the manual documents --$opt=MODE" grep -qx "       --$opt=MODE" <(section "USER OPTION")
+# ---- user options, environment forms, exported variables ----------------------
+opts=$(sed -n '/^static struct spank_option options/,/^};/p' "$top/plugin/option.c" |
+    sed -n 's/^[[:space:]]*\.\(name\|arginfo\) = "\([A-Za-z-]*\)",/\2/p' | paste -d= - -)
+t_eq "plugin/option.c registers --ext-cache, --ext-cache-seed and --ext-cache-publish" \
+    "ext-cache=MODE ext-cache-seed=DIR ext-cache-publish=DIR" "$(echo $opts)"
+opt=ext-cache
+for o in $opts; do
+    t_check "the manual documents --$o" grep -qx -- "       --$o" <(section "USER OPTION")
+done
 modes=$(sed -n '/mode_names\[\] = {/,/};/p' "$top/plugin/mode.c" | grep -oE '"[a-z]+"' | tr -d '"' | sort)
 man_modes=$(section "USER OPTION" | grep -oE '^              (local|job|off|[a-z]+)  ' | awk '{print $1}' | sort)
+for v in $(grep -ohE '#define EXTC_ENV_(SEED|PUBLISH|KEY) "[A-Z_]+"' "$top/plugin/warm_path.h" | grep -oE '"[A-Z_]+"' | tr -d '"'); do
+    t_check "the manual documents the environment form $v=" grep -qE "^       $v=[A-Z]+\$" <(section "USER OPTION")
+done
 t_eq "the manual documents exactly the modes of plugin/mode.c" "$modes" "$man_modes"
 for m in $modes; do
     t_check "mode $m is accepted by the code" argcheck mode "$m"

@@ -17,7 +17,10 @@ static struct {
 	spank_context_t ctx;
 	struct fake_job job;
 	char *env[ENV_MAX];
-	struct spank_option *option;
+	struct spank_option *options[8];
+	size_t noptions;
+	gid_t groups[4];
+	int ngroups;
 	char log[LOG_MAX][1200];
 	size_t nlog;
 	slurm_job_info_t jobs[16];	/* what the fake controller knows */
@@ -39,7 +42,8 @@ void fake_reset(spank_context_t ctx, const struct fake_job *job)
 	}
 	fake.ctx = ctx;
 	fake.job = *job;
-	fake.option = NULL;
+	fake.noptions = 0;
+	fake.ngroups = -1;
 	fake.nlog = 0;
 	fake.njobs = 0;
 }
@@ -80,11 +84,27 @@ const char *fake_env_get(const char *name)
 	return (slot ? strchr(*slot, '=') + 1 : NULL);
 }
 
+int fake_option_named(const char *name, const char *value, int remote)
+{
+	size_t i;
+
+	for (i = 0; i < fake.noptions; i++) {
+		if (strcmp(fake.options[i]->name, name) == 0)
+			return (fake.options[i]->cb(fake.options[i]->val, value, remote));
+	}
+	abort();
+}
+
 int fake_option(const char *value, int remote)
 {
-	if (fake.option == NULL)
-		abort();
-	return (fake.option->cb(fake.option->val, value, remote));
+	return (fake_option_named("ext-cache", value, remote));
+}
+
+void fake_set_groups(const gid_t *groups, int n)
+{
+	fake.ngroups = n;
+	if (n > 0)
+		memcpy(fake.groups, groups, (size_t)n * sizeof(gid_t));
 }
 
 static void capture(const char *level, const char *fmt, va_list ap)
@@ -132,7 +152,9 @@ int spank_remote(spank_t sp)
 spank_err_t spank_option_register(spank_t sp, struct spank_option *opt)
 {
 	(void)sp;
-	fake.option = opt;
+	if (fake.noptions == sizeof(fake.options) / sizeof(fake.options[0]))
+		abort();
+	fake.options[fake.noptions++] = opt;
 	return (ESPANK_SUCCESS);
 }
 
@@ -163,6 +185,14 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 		break;
 	case S_TASK_ID:
 		*va_arg(ap, int *) = fake.job.taskid;
+		break;
+	case S_JOB_SUPPLEMENTARY_GIDS:
+		if (fake.ngroups < 0) {
+			rc = ESPANK_NOT_AVAIL;
+		} else {
+			*va_arg(ap, gid_t **) = fake.groups;
+			*va_arg(ap, int *) = fake.ngroups;
+		}
 		break;
 	default:
 		rc = ESPANK_NOT_AVAIL;

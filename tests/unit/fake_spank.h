@@ -24,8 +24,12 @@ void fake_set_context(spank_context_t ctx);
 void fake_env_set(const char *name, const char *value);
 const char *fake_env_get(const char *name);
 
-/* Run the option callback the plugin registered, as Slurm would. */
+/* Run the callback of --ext-cache (or of option 'name'), as Slurm would. */
 int fake_option(const char *value, int remote);
+int fake_option_named(const char *name, const char *value, int remote);
+
+/* S_JOB_SUPPLEMENTARY_GIDS (not available until set). */
+void fake_set_groups(const gid_t *groups, int n);
 
 /* Tell the fake controller about a job (JOB_RUNNING, JOB_COMPLETE, ...); others are unknown. */
 void fake_ctl_set_job(uint32_t jobid, uint32_t state);

@@ -106,6 +106,10 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.default_mode, EXTC_MODE_OFF);
 	assert_int_equal(cfg.on_error, EXTC_ON_ERROR_AUTO);
 	assert_false(cfg.allow_shared_fs);
+	assert_string_equal(cfg.seed, "");
+	assert_int_equal(cfg.seed_max, 4ULL << 30);
+	assert_int_equal(cfg.seed_timeout, 300);
+	assert_int_equal(cfg.publish_timeout, 300);
 	n = extc_config_builtin_vars(&builtin);
 	assert_int_equal(cfg.nvars, n);
 	for (i = 0; i < n; i++) {
@@ -210,6 +214,45 @@ static void test_every_key_valid(void **state)
 	assert_string_equal(cfg.vars[1].subdir, "bee");
 	assert_int_equal(cfg.on_error, EXTC_ON_ERROR_WARN);
 	assert_true(cfg.allow_shared_fs);
+}
+
+static void test_warm_start_arguments(void **state)
+{
+	static const struct {
+		const char *arg;
+		uint64_t bytes;
+	} sizes[] = {
+		{ "seed_max=0", 0 }, { "seed_max=512", 512 }, { "seed_max=64K", 64ULL << 10 },
+		{ "seed_max=300M", 300ULL << 20 }, { "seed_max=2G", 2ULL << 30 },
+		{ "seed_max=1T", 1ULL << 40 },
+	};
+	const char *args[] = { "seed=/shared/jit-seeds/%U/%u/100%%", "seed_timeout=60",
+			       "publish_timeout=900", NULL };
+	struct extc_config cfg;
+	char why[256];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(parse_list(&cfg, why, sizeof(why), args), 0);
+	assert_string_equal(cfg.seed, "/shared/jit-seeds/%U/%u/100%%");
+	assert_int_equal(cfg.seed_timeout, 60);
+	assert_int_equal(cfg.publish_timeout, 900);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		assert_int_equal(parse1(&cfg, sizes[i].arg, why, sizeof(why)), 0);
+		assert_int_equal(cfg.seed_max, sizes[i].bytes);
+	}
+	expect_refused("seed=relative/%u", "absolute");
+	expect_refused("seed=/shared/%j", "only %u (uid), %U (user name) and %% may follow a %");
+	expect_refused("seed=/shared/50%", "may follow a %");
+	expect_refused("seed_max=2GB", "expected a size such as 4G");
+	expect_refused("seed_max=-1", "expected a size such as 4G");
+	expect_refused("seed_max=", "expected a size such as 4G");
+	expect_refused("seed_max=2P", "expected a size such as 4G");
+	expect_refused("seed_max=99999999T", "larger than 1P");
+	expect_refused("seed_timeout=0", "seconds from 1 to 86400");
+	expect_refused("seed_timeout=86401", "seconds from 1 to 86400");
+	expect_refused("publish_timeout=5m", "seconds from 1 to 86400");
+	expect_refused("publish_timeout=", "seconds from 1 to 86400");
 }
 
 static void test_default_every_mode(void **state)
@@ -341,6 +384,10 @@ static void test_duplicate_keys(void **state)
 		{ "vars=A", "vars=B" },
 		{ "on_error=fail", "on_error=warn" },
 		{ "allow_shared_fs=no", "allow_shared_fs=no" },
+		{ "seed=/a/%u", "seed=/b/%u" },
+		{ "seed_max=1G", "seed_max=2G" },
+		{ "seed_timeout=1", "seed_timeout=1" },
+		{ "publish_timeout=1", "publish_timeout=2" },
 	};
 	size_t i;
 
@@ -833,6 +880,7 @@ int main(void)
 		cmocka_unit_test(test_builtin_vars_follow_the_spec),
 		cmocka_unit_test(test_builtin_vars_pass_their_own_validation),
 		cmocka_unit_test(test_every_key_valid),
+		cmocka_unit_test(test_warm_start_arguments),
 		cmocka_unit_test(test_default_every_mode),
 		cmocka_unit_test(test_default_bad_values),
 		cmocka_unit_test(test_on_error_values),

@@ -1,5 +1,6 @@
 /* spank-ext-cache tests: whole SPANK lifecycles through the fake spank layer, on a real directory. */
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -391,6 +392,107 @@ static void test_client_refuses_bad_input(void **state)
 	assert_int_equal(fake_option("job", 0), 0);
 	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
 	unsetenv("SLURM_EXT_CACHE");
+
+	/* seed and publish directories: only the text is checked, before submission */
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option_named("ext-cache-seed", "relative/dir", 0), -1);
+	assert_true(fake_log_has("error", "ext-cache: --ext-cache-seed=relative/dir: not an absolute path"));
+	assert_int_equal(fake_option_named("ext-cache-publish", "/scratch/me/jit", 0), 0);
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	setenv("SLURM_EXT_CACHE_SEED", "seeds", 1);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), -1);
+	assert_true(fake_log_has("error", "SLURM_EXT_CACHE_SEED=seeds: not an absolute path"));
+	unsetenv("SLURM_EXT_CACHE_SEED");
+}
+
+/*
+ * A step seeded from one directory and publishing to another. user_init
+ * runs with the user's effective ids, as slurmstepd runs it; the copies
+ * run in a child that is fully the user.
+ */
+static void test_seed_and_publish_lifecycle(void **state)
+{
+	char *av[] = { base_arg };
+	char seed[300], pub[300], path[PATH_MAX + 64], cmd[4 * PATH_MAX];
+	gid_t groups[1] = { JOB_GID };
+	int fds = count_fds();
+
+	(void)state;
+	snprintf(seed, sizeof(seed), "%s/seed", tmpdir);
+	snprintf(pub, sizeof(pub), "%s/pub", tmpdir);
+	snprintf(cmd, sizeof(cmd), "chmod 0755 '%s' && mkdir -p '%s/torch_extensions/ext' && "
+		 "echo ELF > '%s/torch_extensions/ext/ext.so' && touch -d 2023-01-01 "
+		 "'%s/torch_extensions/ext/ext.so' && mkdir '%s' && chown -R %d:%d '%s' '%s'", tmpdir, seed,
+		 seed, seed, pub, JOB_UID, JOB_GID, seed, pub);
+	assert_int_equal(system(cmd), 0);
+
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_set_groups(groups, 1);
+	fake_env_set("SLURM_EXT_CACHE_PUBLISH", pub);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("local", 1), 0);
+	assert_int_equal(fake_option_named("ext-cache-seed", seed, 1), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+	/* as slurmstepd's drop_privileges leaves user_init */
+	assert_int_equal(setgroups(1, groups), 0);
+	assert_int_equal(setegid(JOB_GID), 0);
+	assert_int_equal(seteuid(JOB_UID), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, 1, av), 0);
+	assert_int_equal(seteuid(0), 0);
+	assert_int_equal(setegid(0), 0);
+	assert_int_equal(setgroups(0, NULL), 0);
+
+	snprintf(path, sizeof(path), "%s/%d/77/0/torch_extensions/ext/ext.so", base, JOB_UID);
+	assert_true(exists("%s", path));
+	{
+		struct stat sb;
+
+		assert_int_equal(stat(path, &sb), 0);
+		assert_int_equal(sb.st_uid, JOB_UID);
+		assert_int_equal(sb.st_mtime, 1672531200);	/* 2023-01-01 UTC, kept */
+	}
+	/* the step builds something of its own, then ends */
+	snprintf(cmd, sizeof(cmd), "mkdir '%s/%d/77/0/torch_extensions/mine' && echo ELF > "
+		 "'%s/%d/77/0/torch_extensions/mine/mine.so' && chown -R %d:%d '%s/%d/77/0'",
+		 base, JOB_UID, base, JOB_UID, JOB_UID, JOB_GID, base, JOB_UID);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run_task_init(1, av), 0);
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	if (!fake_log_has("verbose", "published to"))
+		fake_log_dump();
+	assert_true(fake_log_has("verbose", "2 new entries"));
+	assert_true(exists("%s/torch_extensions/mine/mine.so", pub));
+	assert_true(exists("%s/torch_extensions/ext/ext.so", pub));
+	assert_true(exists("%s/.ext-cache-manifest", pub));
+	{
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "%s/torch_extensions/mine/mine.so", pub);
+		assert_int_equal(stat(path, &sb), 0);
+		assert_int_equal(sb.st_uid, JOB_UID);	/* written as the user, not as root */
+	}
+	assert_false(exists("%s/%d/77/0", base, JOB_UID));
+	run_epilog(1, av);
+	assert_int_equal(count_fds(), fds);
+}
+
+/* Asking for a seed without a private directory is ignored, and the user told. */
+static void test_seed_without_directory_is_ignored_with_a_message(void **state)
+{
+	char *av[] = { base_arg };
+
+	(void)state;
+	fake_reset(S_CTX_REMOTE, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/seed", 1), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, 1, av), 0);
+	assert_int_equal(slurm_spank_task_init(NULL, 1, av), 0);
+	assert_true(fake_log_has("error", "--ext-cache-seed=/scratch/seed: ignored: this step has no "
+				 "private cache directory"));
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
 }
 
 static void test_epilog_removes_its_job_and_leaves_others(void **state)
@@ -534,6 +636,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_epilog_removes_its_job_and_leaves_others, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epilog_sweeps_leftovers_of_ended_jobs_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_in_a_private_namespace_gets_its_own_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seed_and_publish_lifecycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seed_without_directory_is_ignored_with_a_message, setup, teardown),
 	};
 
 	if (geteuid() != 0) {

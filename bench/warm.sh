@@ -1,0 +1,97 @@
+#!/bin/bash
+# spank-ext-cache benchmark 5, warm start (bench/run.sh runs it as its last
+# section; it also runs alone: `bench/warm.sh [DATA_DIR]`, as root, which
+# starts its own lab cluster and prints its table).
+#   5a. first torch load() in a new job, seeded (--ext-cache-seed) vs cold:
+#       the JIT op of tests/integration/torch on one lab node, WARM_LOAD_RUNS
+#       (default 3) of each, interleaved (the order alternates); the figure is
+#       the ratio of the medians of load()'s own time, and of the whole srun.
+#   5b. the seed copy engine vs `cp -a` of the same 3000-file, 51 MiB
+#       cache-shaped tree (bench/warm_bench), WARM_COPY_RUNS (default 9)
+#       interleaved runs, on a private tmpfs and on this machine's disk.
+# Raw data: DATA/warm-load.tsv, DATA/warm-copy.txt.
+set -u
+
+warm_standalone=0
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    warm_standalone=1
+    top=$(cd "$(dirname "$0")/.." && pwd)
+    WORK=${EXTC_BENCH_WORK:-/var/lib/ext-cache-bench}
+    DATA=${1:-$WORK/warm-data}
+    export EXTC_LAB=${EXTC_LAB:-$WORK/ext-cache-lab}
+    export EXTC_LAB_CTLD_PORT=${EXTC_LAB_CTLD_PORT:-17817}
+    export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-17818}
+    PY=/usr/bin/python3
+    mkdir -p "$DATA" || exit 1
+    say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
+    now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
+    section_time() { echo "$1 $((($(now_us) - $2) / 1000000))" >>"$DATA/durations.txt"; }
+    [ "$(id -u)" -eq 0 ] || { echo "bench/warm.sh: must run as root" >&2; exit 1; }
+    (cd "$top" && make ext_cache.la bench/warm_bench) >"$DATA/build.log" 2>&1 ||
+        { tail -20 "$DATA/build.log"; exit 1; }
+    # shellcheck source=../tests/integration/lib/cluster.sh
+    . "$top/tests/integration/lib/cluster.sh"
+    trap 'lab_stop >/dev/null 2>&1' EXIT
+    lab_setup >/dev/null && lab_install_plugin "$top/.libs/ext_cache.so" || exit 1
+fi
+WARM_LOAD_RUNS=${WARM_LOAD_RUNS:-3}
+WARM_COPY_RUNS=${WARM_COPY_RUNS:-9}
+
+say "5. warm start: first load() seeded vs cold ($WARM_LOAD_RUNS each), seed copy vs cp -a ($WARM_COPY_RUNS runs)"
+T=$(now_us)
+lab_stop >/dev/null 2>&1
+# shellcheck disable=SC2034 # read by lab_start
+LAB_SLURM_CONF_EXTRA="SlurmdDebug=verbose"
+lab_set_plugstack "required $LAB_PLUGIN base=/var/tmp/ext-cache" && lab_start >/dev/null ||
+    { lab_tail_logs >&2; echo "bench: warm: cluster start failed" >&2; exit 1; }
+rm -rf "$LAB/work/torch" && cp -r "$top/tests/integration/torch" "$LAB/work/torch" &&
+    chmod -R a+rX,go-w "$LAB/work/torch" || exit 1
+home=$(getent passwd "$LAB_USER" | cut -d: -f6)
+wpub=$home/.extc-bench-warm
+rm -rf -- "$wpub"
+# warm_one MODE: one job on n1 loading the op; prints "MODE load_s wall_s compiled+linked"
+warm_one() {
+    local extra=() t0 out
+    [ "$1" = seeded ] && extra=(--ext-cache-seed="$wpub")
+    [ "$1" = publish ] && extra=(--ext-cache-publish="$wpub")
+    lab_wait_idle 60 >/dev/null || return 1
+    t0=$(now_us)
+    out=$(MAX_JOBS=1 SLURM_EXT_CACHE_KEY=bench LAB_PASS_ENV="MAX_JOBS SLURM_EXT_CACHE_KEY" \
+        lab_user srun -N1 -w n1 --ext-cache=local "${extra[@]}" "$PY" "$LAB/work/torch/extload.py" extc_bench 2>&1) ||
+        { echo "bench: warm: $1 job failed: $out" >&2; return 1; }
+    awk -v m="$1" -v w="$((($(now_us) - t0) / 1000))" '/^RESULT / {
+        for (i = 2; i <= NF; i++) { k = index($i, "="); F[substr($i, 1, k - 1)] = substr($i, k + 1) }
+        printf "%s %s %.3f %d\n", m, F["t_load"], w / 1000, F["compiled"] + F["linked"] }' <<<"$out"
+}
+warm_one publish >/dev/null || exit 1
+[ -s "$wpub/torch_extensions/extc_bench/extc_bench.so" ] || { echo "bench: warm: nothing was published" >&2; exit 1; }
+echo "round mode load_s wall_s compiled" >"$DATA/warm-load.tsv"
+for ((r = 0; r < WARM_LOAD_RUNS; r++)); do
+    if ((r % 2)); then order="seeded cold"; else order="cold seeded"; fi
+    for m in $order; do
+        line=$(warm_one "$m") && [ -n "$line" ] || exit 1
+        echo "$r $line" >>"$DATA/warm-load.tsv"
+    done
+done
+lab_wait_idle 60 >/dev/null
+grep -ah 'ext-cache: .* seeded ' "$(lab_log n1)" | sed 's/.*ext-cache: //' >"$DATA/warm-seed-log.txt"
+rm -rf -- "$wpub"
+lab_stop >/dev/null 2>&1
+
+mkdir -p "$WORK/warm-tmpfs" "$WORK/warm-disk"
+: >"$DATA/warm-copy.txt"
+# shellcheck disable=SC2016
+unshare -m --propagation private -- sh -c \
+    'mount -t tmpfs -o size=1g,mode=0700 ext-cache-bench "$1" && exec "$2" -r "$3" "$1"' \
+    _ "$WORK/warm-tmpfs" "$top/bench/warm_bench" "$WARM_COPY_RUNS" | sed 's/^/tmpfs /' >>"$DATA/warm-copy.txt" ||
+    { echo "bench: warm_bench on tmpfs failed" >&2; exit 1; }
+"$top/bench/warm_bench" -r "$WARM_COPY_RUNS" "$WORK/warm-disk" | sed 's/^/disk /' >>"$DATA/warm-copy.txt" ||
+    { echo "bench: warm_bench on disk failed" >&2; exit 1; }
+rm -rf --one-file-system "${WORK:?}/warm-disk"
+section_time warm "$T"
+
+if [ "$warm_standalone" = 1 ]; then
+    lab_stop >/dev/null 2>&1
+    trap - EXIT
+    "$PY" "$top/bench/report.py" --warm-only "$DATA"
+fi

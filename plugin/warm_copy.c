@@ -1,0 +1,516 @@
+/* spank-ext-cache: copying a JIT cache tree as the job's user (seed in, publish out). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs_ident.h"
+#include "fs_remove.h"
+#include "text.h"
+#include "warm_copy.h"
+
+#define COPY_BUF_SIZE (256u * 1024u)
+
+/* Where a directory sits in a cache tree: only torch's level has rules of its own. */
+enum role {
+	ROLE_ROOT,		/* the leaf or a seed directory: one child per variable */
+	ROLE_TORCH,		/* TORCH_EXTENSIONS_DIR: extension directories (or pyXY_cu groups) */
+	ROLE_TORCH_GROUP,	/* torch_extensions/<pyver_cu>: extension directories */
+	ROLE_PLAIN,
+};
+
+struct walk {
+	const struct extc_warm_opts *o;
+	struct extc_copy_stats *st;
+	struct extc_ident top;	/* the source's root: the walk stays on its mount */
+	bool copy;		/* false: measure only */
+	char *buf;		/* read/write fallback */
+	char *why;
+	size_t whylen;
+	char path[PATH_MAX];	/* relative path of the entry at hand, for messages */
+};
+
+static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum role role);
+
+/*
+ * A directory stream on a duplicate of 'dirfd', from the start. The
+ * duplicate shares the file offset with 'dirfd': without the rewind a
+ * second listing of the same directory would find it already read.
+ */
+DIR *extc_warm_opendir(int dirfd)
+{
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	DIR *d;
+
+	if (fd < 0)
+		return (NULL);
+	d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return (NULL);
+	}
+	rewinddir(d);
+	return (d);
+}
+
+static int fail(struct walk *w, const char *what, int err)
+{
+	char shown[160];
+
+	extc_escape(w->path[0] ? w->path : ".", 120, shown, sizeof(shown));
+	extc_fmt(w->why, w->whylen, "%s: %s: %s", shown, what, strerror(err));
+	return (-1);
+}
+
+static int path_push(struct walk *w, const char *name, size_t *saved)
+{
+	size_t len = strlen(w->path);
+
+	*saved = len;
+	if (extc_fmt(w->path + len, sizeof(w->path) - len, "%s%s", len ? "/" : "", name) < 0) {
+		w->path[len] = '\0';
+		extc_fmt(w->why, w->whylen, "a path in the tree is longer than %d bytes", PATH_MAX);
+		return (-1);
+	}
+	return (0);
+}
+
+static bool past_deadline(const struct extc_warm_opts *o)
+{
+	return (o->deadline_ns != 0 && extc_monotonic_ns() > o->deadline_ns);
+}
+
+void extc_warm_size_text(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		extc_fmt(buf, len, "%llu bytes", (unsigned long long)bytes);
+	else
+		extc_fmt(buf, len, "%.1f %s (%llu bytes)", v, units[u], (unsigned long long)bytes);
+}
+
+/* Names never copied: torch's build lock, and this plugin's own files in a seed or publish tree. */
+static bool skip_name(struct walk *w, const char *name, enum role role)
+{
+	if (strcmp(name, EXTC_WARM_LOCK_NAME) == 0) {
+		w->st->skipped_locks++;
+		return (true);
+	}
+	if (extc_has_prefix(name, EXTC_WARM_STAGE_PREFIX))
+		return (true);
+	return (role == ROLE_ROOT && extc_has_prefix(name, ".ext-cache-"));
+}
+
+/* torch names the level it adds when TORCH_EXTENSIONS_DIR is unset "py<major><minor>_<cpu|cuNNN>". */
+static bool is_pyver_group(const char *name)
+{
+	size_t i = 2;
+
+	if (strncmp(name, "py", 2) != 0 || name[2] < '0' || name[2] > '9')
+		return (false);
+	while (name[i] >= '0' && name[i] <= '9')
+		i++;
+	return (name[i] == '_' && name[i + 1] != '\0');
+}
+
+enum ext_state { EXT_NONE, EXT_COMPLETE, EXT_INCOMPLETE };
+
+/*
+ * A torch extension directory is complete when its build produced a .so and
+ * no builder holds (or, killed, left) its lock. Without build.ninja, a .so
+ * or a lock it is no extension directory at all.
+ */
+static enum ext_state ext_state(int dirfd)
+{
+	bool so = false, lock = false, ninja = false;
+	struct dirent *de;
+	DIR *d = extc_warm_opendir(dirfd);
+
+	if (d == NULL)
+		return (EXT_INCOMPLETE);
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		struct stat sb;
+
+		if (strcmp(de->d_name, EXTC_WARM_LOCK_NAME) == 0)
+			lock = true;
+		else if (strcmp(de->d_name, "build.ninja") == 0)
+			ninja = true;
+		else if (len > 3 && strcmp(de->d_name + len - 3, ".so") == 0 &&
+			 fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+			 S_ISREG(sb.st_mode) && sb.st_size > 0)
+			so = true;
+	}
+	closedir(d);
+	if (!so && !lock && !ninja)
+		return (EXT_NONE);
+	return (so && !lock ? EXT_COMPLETE : EXT_INCOMPLETE);
+}
+
+static int room_for(struct walk *w, uint64_t more)
+{
+	if (w->o->max_bytes != 0 && w->st->bytes + more > w->o->max_bytes) {
+		char max[64];
+
+		extc_warm_size_text(w->o->max_bytes, max, sizeof(max));
+		extc_fmt(w->why, w->whylen, "the tree grew past %s while it was copied", max);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Data: a reflink where the filesystem can, else an in-kernel copy, else read/write. */
+static int copy_data(struct walk *w, int sfd, int dfd)
+{
+	bool kernel = true;
+	ssize_t n;
+
+	if (ioctl(dfd, FICLONE, sfd) == 0) {
+		struct stat sb;
+
+		if (fstat(dfd, &sb) < 0)
+			return (fail(w, "cannot stat the copy", errno));
+		if (room_for(w, (uint64_t)sb.st_size) < 0)
+			return (-1);
+		w->st->bytes += (uint64_t)sb.st_size;
+		return (0);
+	}
+	for (;;) {
+		if (kernel) {
+			n = copy_file_range(sfd, NULL, dfd, NULL, 1u << 30, 0);
+			if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+				      errno == EOPNOTSUPP || errno == EBADF)) {
+				kernel = false;
+				continue;
+			}
+		} else {
+			n = read(sfd, w->buf, COPY_BUF_SIZE);
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return (fail(w, "cannot copy", errno));
+		if (n == 0)
+			return (0);
+		if (room_for(w, (uint64_t)n) < 0)
+			return (-1);
+		if (!kernel) {
+			ssize_t off = 0;
+
+			while (off < n) {
+				ssize_t m = write(dfd, w->buf + off, (size_t)(n - off));
+
+				if (m < 0 && errno == EINTR)
+					continue;
+				if (m < 0)
+					return (fail(w, "cannot write", errno));
+				off += m;
+			}
+		}
+		w->st->bytes += (uint64_t)n;
+	}
+}
+
+static void times_of(const struct stat *sb, struct timespec ts[2])
+{
+	ts[0] = sb->st_atim;
+	ts[1] = sb->st_mtim;
+}
+
+static int copy_file(struct walk *w, int srcfd, int dstfd, const char *name, const char *dname)
+{
+	struct timespec ts[2];
+	struct stat sb;
+	int sfd, dfd = -1;
+	int rv = -1;
+
+	sfd = openat(srcfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (sfd < 0)
+		return (errno == ENOENT ? 0 : fail(w, "cannot open", errno));
+	if (fstat(sfd, &sb) < 0) {
+		fail(w, "cannot stat", errno);
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {	/* swapped for something else since the directory was read */
+		w->st->skipped_special++;
+		rv = 0;
+		goto out;
+	}
+	w->st->files++;
+	if (!w->copy) {
+		w->st->bytes += (uint64_t)sb.st_size;
+		rv = 0;
+		goto out;
+	}
+	dfd = openat(dstfd, dname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (dfd < 0) {
+		fail(w, "cannot create the copy", errno);
+		goto out;
+	}
+	if (copy_data(w, sfd, dfd) < 0)
+		goto out;
+	times_of(&sb, ts);
+	/* ninja decides what to rebuild from mtimes: they must survive exactly */
+	if (fchmod(dfd, sb.st_mode & 0777) < 0 || futimens(dfd, ts) < 0) {
+		fail(w, "cannot set mode and times of the copy", errno);
+		goto out;
+	}
+	rv = 0;
+out:
+	if (dfd >= 0)
+		close(dfd);
+	close(sfd);
+	return (rv);
+}
+
+static int copy_link(struct walk *w, int srcfd, int dstfd, const char *name, const char *dname,
+		     const struct stat *sb)
+{
+	char target[PATH_MAX];
+	struct timespec ts[2];
+	ssize_t n;
+
+	w->st->links++;
+	if (!w->copy)
+		return (0);
+	n = readlinkat(srcfd, name, target, sizeof(target));
+	if (n < 0)
+		return (errno == ENOENT ? 0 : fail(w, "cannot read the link", errno));
+	if ((size_t)n >= sizeof(target))
+		return (fail(w, "link target too long", ENAMETOOLONG));
+	target[n] = '\0';
+	if (symlinkat(target, dstfd, dname) < 0)
+		return (fail(w, "cannot create the link", errno));
+	times_of(sb, ts);
+	if (utimensat(dstfd, dname, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return (fail(w, "cannot set the link's times", errno));
+	return (0);
+}
+
+/* The role of a child directory, or -1 to leave it out (an incomplete torch build). */
+static int child_role(struct walk *w, int childfd, const char *name, enum role role)
+{
+	const char *torch = w->o->torch_subdir;
+	enum ext_state state;
+
+	switch (role) {
+	case ROLE_ROOT:
+		return (torch != NULL && strcmp(name, torch) == 0 ? ROLE_TORCH : ROLE_PLAIN);
+	case ROLE_TORCH:
+	case ROLE_TORCH_GROUP:
+		state = ext_state(childfd);
+		if (state == EXT_COMPLETE)
+			return (ROLE_PLAIN);
+		if (state == EXT_NONE && role == ROLE_TORCH && is_pyver_group(name))
+			return (ROLE_TORCH_GROUP);
+		w->st->skipped_incomplete++;
+		return (-1);
+	default:
+		return (ROLE_PLAIN);
+	}
+}
+
+static int copy_dir(struct walk *w, int srcfd, int dstfd, const char *name, const char *dname,
+		    const struct stat *sb, unsigned depth, enum role role)
+{
+	struct extc_ident id;
+	struct timespec ts[2];
+	int sfd, dfd = -1;
+	int crole;
+	int rv = -1;
+
+	sfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
+	if (sfd < 0)
+		return (errno == ENOENT ? 0 : fail(w, "cannot open the directory", errno));
+	if (extc_ident_fd(sfd, &id) < 0) {
+		fail(w, "cannot stat the directory", errno);
+		goto out;
+	}
+	if (!extc_ident_same_mount(&id, &w->top)) {
+		w->st->skipped_mounts++;
+		rv = 0;
+		goto out;
+	}
+	crole = child_role(w, sfd, name, role);
+	if (crole < 0) {
+		rv = 0;
+		goto out;
+	}
+	w->st->dirs++;
+	if (w->copy) {
+		if (mkdirat(dstfd, dname, 0700) < 0) {
+			fail(w, "cannot create the directory", errno);
+			goto out;
+		}
+		dfd = openat(dstfd, dname, EXTC_DIR_OPEN_FLAGS);
+		if (dfd < 0) {
+			fail(w, "cannot open the new directory", errno);
+			goto out;
+		}
+	}
+	if (walk_dir(w, sfd, dfd, depth + 1, (enum role)crole) < 0)
+		goto out;
+	if (w->copy) {
+		times_of(sb, ts);
+		/* the owner keeps rwx: a copy it cannot remove would be worse than none */
+		if (fchmod(dfd, (sb->st_mode & 0777) | S_IRWXU) < 0 || futimens(dfd, ts) < 0) {
+			fail(w, "cannot set mode and times of the directory", errno);
+			goto out;
+		}
+	}
+	rv = 0;
+out:
+	if (dfd >= 0)
+		close(dfd);
+	close(sfd);
+	return (rv);
+}
+
+static int walk_entry(struct walk *w, int srcfd, int dstfd, const char *name, const char *dname,
+		      unsigned depth, enum role role)
+{
+	struct stat sb;
+	size_t saved;
+	int rv;
+
+	if (skip_name(w, name, role))
+		return (0);
+	if (path_push(w, name, &saved) < 0)
+		return (-1);
+	if (past_deadline(w->o)) {
+		rv = fail(w, "stopped: the deadline passed", ETIMEDOUT);
+	} else if (fstatat(srcfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+		rv = errno == ENOENT ? 0 : fail(w, "cannot stat", errno);
+	} else if (S_ISREG(sb.st_mode)) {
+		rv = copy_file(w, srcfd, dstfd, name, dname);
+	} else if (S_ISLNK(sb.st_mode)) {
+		rv = copy_link(w, srcfd, dstfd, name, dname, &sb);
+	} else if (S_ISDIR(sb.st_mode)) {
+		rv = copy_dir(w, srcfd, dstfd, name, dname, &sb, depth, role);
+	} else {
+		w->st->skipped_special++;
+		rv = 0;
+	}
+	w->path[saved] = '\0';
+	return (rv);
+}
+
+static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum role role)
+{
+	struct dirent *de;
+	DIR *d;
+	int rv = -1;
+
+	if (depth > EXTC_WARM_MAX_DEPTH) {
+		extc_fmt(w->why, w->whylen, "the tree is deeper than %d levels", EXTC_WARM_MAX_DEPTH);
+		return (-1);
+	}
+	d = extc_warm_opendir(srcfd);
+	if (d == NULL)
+		return (fail(w, "cannot read the directory", errno));
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (de == NULL)
+			break;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (walk_entry(w, srcfd, dstfd, de->d_name, de->d_name, depth, role) < 0)
+			goto out;
+	}
+	if (errno != 0) {
+		fail(w, "cannot read the directory", errno);
+		goto out;
+	}
+	rv = 0;
+out:
+	closedir(d);
+	return (rv);
+}
+
+static int walk_init(struct walk *w, int srcfd, const struct extc_warm_opts *o,
+		     struct extc_copy_stats *st, bool copy, char *why, size_t whylen)
+{
+	memset(w, 0, sizeof(*w));
+	w->o = o;
+	w->st = st;
+	w->copy = copy;
+	w->why = why;
+	w->whylen = whylen;
+	if (extc_ident_fd(srcfd, &w->top) < 0) {
+		extc_fmt(why, whylen, "cannot stat the source: %s", strerror(errno));
+		return (-1);
+	}
+	if (copy) {
+		w->buf = malloc(COPY_BUF_SIZE);
+		if (w->buf == NULL) {
+			extc_fmt(why, whylen, "out of memory");
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+int extc_warm_measure(int srcfd, const struct extc_warm_opts *o, struct extc_copy_stats *st,
+		      char *why, size_t whylen)
+{
+	struct walk w;
+
+	memset(st, 0, sizeof(*st));
+	if (walk_init(&w, srcfd, o, st, false, why, whylen) < 0)
+		return (-1);
+	return (walk_dir(&w, srcfd, -1, 0, ROLE_ROOT));
+}
+
+int extc_warm_copy_tree(int srcfd, int dstfd, const struct extc_warm_opts *o,
+			struct extc_copy_stats *st, char *why, size_t whylen)
+{
+	struct walk w;
+	int rv;
+
+	memset(st, 0, sizeof(*st));
+	if (walk_init(&w, srcfd, o, st, true, why, whylen) < 0)
+		return (-1);
+	rv = walk_dir(&w, srcfd, dstfd, 0, ROLE_ROOT);
+	free(w.buf);
+	return (rv);
+}
+
+int extc_warm_copy_entry(int srcfd, const char *name, int dstfd, const char *dname,
+			 const struct extc_warm_opts *o, struct extc_copy_stats *st,
+			 char *why, size_t whylen)
+{
+	struct walk w;
+	int rv;
+
+	if (walk_init(&w, srcfd, o, st, true, why, whylen) < 0)
+		return (-1);
+	/* a published entry is complete by now: nothing below it has torch's rules */
+	rv = walk_entry(&w, srcfd, dstfd, name, dname, 1, ROLE_PLAIN);
+	free(w.buf);
+	return (rv);
+}
+
+bool extc_warm_is_pyver_group(const char *name)
+{
+	return (is_pyver_group(name));
+}
+
+int extc_warm_ext_state(int dirfd)
+{
+	return ((int)ext_state(dirfd));
+}

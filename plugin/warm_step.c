@@ -1,0 +1,463 @@
+/* spank-ext-cache: warm start in slurmstepd: seed the step's directory, publish its builds. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+#include "as_user.h"
+#include "fs_remove.h"
+#include "layout.h"
+#include "log.h"
+#include "manifest.h"
+#include "option.h"
+#include "text.h"
+#include "warm_copy.h"
+#include "warm_path.h"
+#include "warm_step.h"
+
+#define NOTICES_MAX 4
+#define CPUINFO "/proc/cpuinfo"
+
+static struct {
+	char seed[EXTC_WARM_PATH_MAX + 1];
+	const char *seed_from;		/* "--ext-cache-seed", "SLURM_EXT_CACHE_SEED" or "seed=" */
+	char publish[EXTC_WARM_PATH_MAX + 1];
+	const char *publish_from;
+	char key[EXTC_WARM_KEY_MAX + 1];
+	char node[EXTC_NODE_NAME_MAX + 1];
+	bool publish_refused;		/* user_init found it unusable: nothing to try at exit */
+	char notices[NOTICES_MAX][700];	/* told to the user by task 0 of each node */
+	size_t nnotices;
+} warm;
+
+/* What the copying child is given, and what it sends back. */
+struct child_arg {
+	const char *leaf;
+	const char *seed;
+	const char *publish;
+	const char *node;
+	struct extc_warm_opts opts;
+	const char *subdirs[EXTC_VARS_MAX];
+	struct extc_manifest want;
+};
+
+struct seed_res {
+	int seed_rc;		/* 0 seeded, 1 leaf not fresh, 2 seed absent, -1 refused */
+	bool unchecked;		/* the seed had no manifest */
+	int publish_rc;		/* 0 usable (or to be made), -1 refused */
+	uint64_t ns;
+	struct extc_copy_stats st;
+	char seed_why[600];
+	char publish_why[600];
+};
+
+struct publish_res {
+	uint64_t ns;
+	struct extc_publish_report rep;
+	char why[600];
+};
+
+static void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void notice(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (warm.nnotices == NOTICES_MAX)
+		return;
+	va_start(ap, fmt);
+	extc_vfmt(warm.notices[warm.nnotices], sizeof(warm.notices[0]), fmt, ap);
+	va_end(ap);
+	extc_verbose("%s", warm.notices[warm.nnotices]);
+	warm.nnotices++;
+}
+
+void extc_warm_step_reset(void)
+{
+	memset(&warm, 0, sizeof(warm));
+}
+
+static const char *shown(const char *value, char *buf, size_t len)
+{
+	extc_escape(value, 80, buf, len);
+	return (buf);
+}
+
+/* Option, then environment; 'from' says which. Returns NULL when neither is given. */
+static const char *user_value(spank_t sp, const char *option, const char *option_name,
+			      const char *env, char *buf, int len, const char **from)
+{
+	if (option != NULL) {
+		*from = option_name;
+		return (option);
+	}
+	if (spank_getenv(sp, env, buf, len) == ESPANK_SUCCESS) {
+		*from = env;
+		return (buf);
+	}
+	return (NULL);
+}
+
+/*
+ * The node's name, for the manifest and the stage names: SLURMD_NODENAME
+ * where slurmstepd has it and it is a plain name, else the host name.
+ * Stage names also carry the pid, so several slurmd on one host (which
+ * share a pid space) never clash either.
+ */
+static void node_name(spank_t sp)
+{
+	char buf[EXTC_NODE_NAME_MAX + 1];
+	const char *env = getenv("SLURMD_NODENAME");	/* slurmd's own, inherited */
+	size_t i;
+
+	if (env != NULL && strlen(env) < sizeof(buf))
+		strcpy(buf, env);
+	else if (spank_getenv(sp, "SLURMD_NODENAME", buf, sizeof(buf)) != ESPANK_SUCCESS)
+		buf[0] = '\0';
+	if (buf[0] != '\0') {
+		for (i = 0; buf[i] != '\0'; i++) {
+			if (!(buf[i] >= 'a' && buf[i] <= 'z') && !(buf[i] >= 'A' && buf[i] <= 'Z') &&
+			    !(buf[i] >= '0' && buf[i] <= '9') && strchr("._-", buf[i]) == NULL)
+				break;
+		}
+		if (buf[i] == '\0') {
+			strcpy(warm.node, buf);
+			return;
+		}
+	}
+	if (extc_layout_node_name(warm.node, sizeof(warm.node)) < 0)
+		strcpy(warm.node, "node");
+}
+
+static void admin_seed(const struct extc_config *cfg, uid_t uid)
+{
+	char pwbuf[4096], why[256];
+	struct passwd pw, *res = NULL;
+
+	if (cfg->seed[0] == '\0' || cfg->seed_max == 0)
+		return;
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) != 0)
+		res = NULL;
+	if (extc_warm_expand_pattern(cfg->seed, uid, res ? res->pw_name : NULL, warm.seed,
+				     sizeof(warm.seed), why, sizeof(why)) < 0) {
+		extc_verbose("seed=%s: %s; not seeding", cfg->seed, why);
+		warm.seed[0] = '\0';
+		return;
+	}
+	warm.seed_from = "seed=";
+}
+
+void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+			    bool has_dir)
+{
+	char envbuf[EXTC_WARM_PATH_MAX + 2], why[512], buf[96];
+	const char *v;
+	spank_err_t rc;
+
+	extc_warm_step_reset();
+	v = user_value(sp, extc_option_seed(), "--ext-cache-seed", EXTC_ENV_SEED, envbuf,
+		       sizeof(envbuf), &warm.seed_from);
+	if (v != NULL && extc_warm_check_dir(v, warm.seed_from, why, sizeof(why)) < 0)
+		notice("%s; not seeded", why);
+	else if (v != NULL && !has_dir)
+		notice("%s=%s: ignored: this step has no private cache directory (ask for one with "
+		       "--ext-cache=local or --ext-cache=job)", warm.seed_from, shown(v, buf, sizeof(buf)));
+	else if (v != NULL && cfg->seed_max == 0)
+		notice("%s=%s: ignored: seeding is disabled on this cluster (seed_max=0)",
+		       warm.seed_from, shown(v, buf, sizeof(buf)));
+	else if (v != NULL)
+		strcpy(warm.seed, v);
+	else if (has_dir)
+		admin_seed(cfg, ids->uid);
+
+	v = user_value(sp, extc_option_publish(), "--ext-cache-publish", EXTC_ENV_PUBLISH, envbuf,
+		       sizeof(envbuf), &warm.publish_from);
+	if (v != NULL && extc_warm_check_dir(v, warm.publish_from, why, sizeof(why)) < 0)
+		notice("%s; nothing will be published", why);
+	else if (v != NULL && !has_dir)
+		notice("%s=%s: ignored: this step has no private cache directory (ask for one with "
+		       "--ext-cache=local or --ext-cache=job)", warm.publish_from,
+		       shown(v, buf, sizeof(buf)));
+	else if (v != NULL)
+		strcpy(warm.publish, v);
+	if (warm.seed[0] == '\0' && warm.publish[0] == '\0')
+		return;
+
+	/* without a valid key nothing could be checked for staleness: no reuse at all */
+	rc = spank_getenv(sp, EXTC_ENV_KEY, warm.key, sizeof(warm.key));
+	if (rc == ESPANK_NOSPACE) {
+		extc_fmt(why, sizeof(why), "%s is longer than %d bytes", EXTC_ENV_KEY, EXTC_WARM_KEY_MAX);
+	} else if (rc != ESPANK_SUCCESS) {
+		warm.key[0] = '\0';
+		why[0] = '\0';
+	} else if (extc_warm_check_key(warm.key, why, sizeof(why)) == 0) {
+		why[0] = '\0';
+	}
+	if (why[0] != '\0') {
+		notice("%s; neither seeding nor publishing", why);
+		warm.seed[0] = warm.publish[0] = '\0';
+		return;
+	}
+	node_name(sp);
+}
+
+static void fill_arg(struct child_arg *a, const struct extc_config *cfg, const struct extc_ids *ids,
+		     const char *leaf, uint32_t timeout_s)
+{
+	char why[256];
+	size_t i;
+
+	memset(a, 0, sizeof(*a));
+	a->leaf = leaf;
+	a->seed = warm.seed[0] ? warm.seed : NULL;
+	a->publish = warm.publish[0] && !warm.publish_refused ? warm.publish : NULL;
+	a->node = warm.node;
+	for (i = 0; i < cfg->nvars; i++)
+		a->subdirs[i] = cfg->vars[i].subdir;
+	a->opts.subdirs = a->subdirs;
+	a->opts.nsubdirs = cfg->nvars;
+	a->opts.torch_subdir = extc_config_torch_subdir(cfg);
+	a->opts.max_bytes = cfg->seed_max;
+	/* the child stops by itself a little before the parent would kill it */
+	a->opts.deadline_ns = extc_monotonic_ns() + (uint64_t)timeout_s * 900000000ULL;
+	if (extc_manifest_local(&a->want, warm.key, ids->jobid, warm.node, CPUINFO, why,
+				sizeof(why)) < 0)
+		extc_verbose("manifest: %s", why);
+}
+
+static bool creds_of(spank_t sp, const struct extc_ids *ids, struct extc_creds *cr)
+{
+	gid_t *groups = NULL;
+	int ngroups = 0;
+
+	cr->uid = ids->uid;
+	cr->gid = ids->gid;
+	cr->groups = NULL;
+	cr->ngroups = 0;
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) == ESPANK_SUCCESS &&
+	    ngroups >= 0) {
+		cr->groups = groups;
+		cr->ngroups = (size_t)ngroups;
+	}
+	return (cr->groups != NULL);
+}
+
+/* ---- in the child, as the user --------------------------------------------------- */
+
+static int open_dir(const char *path)
+{
+	/* as the user: a symlink in a path of theirs leads nowhere they could not go */
+	return (open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
+
+static void child_seed(struct child_arg *a, int leaffd, struct seed_res *r)
+{
+	struct extc_manifest have;
+	uint64_t t0 = extc_monotonic_ns();
+	int fd = open_dir(a->seed);
+	int ret;
+
+	if (fd < 0) {
+		r->seed_rc = errno == ENOENT ? 2 : -1;
+		extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open it: %s", strerror(errno));
+		return;
+	}
+	ret = extc_manifest_read(fd, &have, r->seed_why, sizeof(r->seed_why));
+	if (ret == 0 && extc_manifest_compatible(&have, &a->want, r->seed_why,
+						 sizeof(r->seed_why)) < 0)
+		ret = -1;
+	r->unchecked = ret == 1;
+	if (ret < 0)
+		r->seed_rc = -1;
+	else
+		r->seed_rc = extc_warm_seed(fd, leaffd, &a->opts, &r->st, r->seed_why,
+					    sizeof(r->seed_why));
+	r->ns = extc_monotonic_ns() - t0;
+	close(fd);
+}
+
+static void child_check_publish(struct child_arg *a, struct seed_res *r)
+{
+	struct extc_manifest have;
+	int fd = open_dir(a->publish);
+
+	if (fd < 0 && errno == ENOENT)
+		return;	/* made at the end of the step */
+	if (fd < 0) {
+		r->publish_rc = -1;
+		extc_fmt(r->publish_why, sizeof(r->publish_why), "cannot open it: %s", strerror(errno));
+		return;
+	}
+	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
+		r->publish_rc = -1;
+		extc_fmt(r->publish_why, sizeof(r->publish_why), "cannot write to it: %s",
+			 strerror(errno));
+	} else if (extc_manifest_read(fd, &have, r->publish_why, sizeof(r->publish_why)) == 0 &&
+		   extc_manifest_compatible(&have, &a->want, r->publish_why,
+					    sizeof(r->publish_why)) < 0) {
+		r->publish_rc = -1;
+	}
+	close(fd);
+}
+
+static int seed_child(void *varg, void *res, size_t reslen)
+{
+	struct child_arg *a = varg;
+	struct seed_res *r = res;
+	int leaffd = -1;
+
+	memset(r, 0, reslen);
+	if (a->seed != NULL) {
+		leaffd = open(a->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (leaffd < 0) {
+			r->seed_rc = -1;
+			extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open the private directory: %s",
+				 strerror(errno));
+		} else {
+			child_seed(a, leaffd, r);
+			close(leaffd);
+		}
+	}
+	if (a->publish != NULL)
+		child_check_publish(a, r);
+	return (0);
+}
+
+static int publish_child(void *varg, void *res, size_t reslen)
+{
+	struct child_arg *a = varg;
+	struct publish_res *r = res;
+	uint64_t t0 = extc_monotonic_ns();
+	char tag[EXTC_NODE_NAME_MAX + 32];
+	int leaffd, dirfd = -1;
+	int rv = -1;
+
+	memset(r, 0, reslen);
+	extc_fmt(tag, sizeof(tag), "%s.%ld", a->node, (long)getpid());
+	a->opts.tag = tag;
+	leaffd = open(a->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (leaffd < 0) {
+		extc_fmt(r->why, sizeof(r->why), "cannot open the private directory: %s",
+			 strerror(errno));
+		return (-1);
+	}
+	/* only the last component is made: a typo in a parent should not grow a tree */
+	if (mkdir(a->publish, 0755) < 0 && errno != EEXIST) {
+		extc_fmt(r->why, sizeof(r->why), "cannot make it: %s", strerror(errno));
+		goto out;
+	}
+	dirfd = open_dir(a->publish);
+	if (dirfd < 0) {
+		extc_fmt(r->why, sizeof(r->why), "cannot open it: %s", strerror(errno));
+		goto out;
+	}
+	rv = extc_warm_publish(leaffd, dirfd, &a->opts, &a->want, &r->rep, r->why, sizeof(r->why));
+out:
+	r->ns = extc_monotonic_ns() - t0;
+	if (dirfd >= 0)
+		close(dirfd);
+	close(leaffd);
+	return (rv);
+}
+
+/* ---- in slurmstepd ---------------------------------------------------------------- */
+
+void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+			 const char *leaf_path)
+{
+	static struct child_arg a;
+	static struct seed_res r;
+	struct extc_creds cr;
+	char why[512], size[64], buf[96];
+	int ret;
+
+	if (warm.seed[0] == '\0' && warm.publish[0] == '\0')
+		return;
+	/* user_init runs with the user's effective ids; anything else would copy as root */
+	if (geteuid() == 0) {
+		extc_error("user_init runs as root here: not seeding or checking a cache as root");
+		warm.publish_refused = true;
+		return;
+	}
+	creds_of(sp, ids, &cr);
+	fill_arg(&a, cfg, ids, leaf_path, cfg->seed_timeout);
+	ret = extc_as_user(&cr, (uint64_t)cfg->seed_timeout * 1000, seed_child, &a, &r, sizeof(r),
+			   why, sizeof(why));
+	if (ret < 0) {
+		if (warm.seed[0])
+			notice("%s=%s: not seeded: %s", warm.seed_from, shown(warm.seed, buf, sizeof(buf)),
+			       why);
+		return;
+	}
+	if (warm.seed[0] != '\0') {
+		extc_warm_size_text(r.st.bytes, size, sizeof(size));
+		shown(warm.seed, buf, sizeof(buf));
+		if (r.seed_rc == 0)
+			extc_verbose("seeded %s from %s (%s): %llu files, %llu links, %s in %.3f s; "
+				     "left out %llu locks, %llu incomplete builds%s", leaf_path, buf,
+				     warm.seed_from, (unsigned long long)r.st.files,
+				     (unsigned long long)r.st.links, size, (double)r.ns / 1e9,
+				     (unsigned long long)r.st.skipped_locks,
+				     (unsigned long long)r.st.skipped_incomplete,
+				     r.unchecked ? "; it has no manifest: its key was not checked" : "");
+		else if (r.seed_rc == 1)
+			extc_verbose("%s already holds files (an earlier step of this job): not seeded "
+				     "again", leaf_path);
+		else if (r.seed_rc == 2 && strcmp(warm.seed_from, "seed=") == 0)
+			extc_verbose("seed=: %s does not exist: starting empty", buf);
+		else
+			notice("%s=%s: not seeded, the step goes on with an empty cache: %s",
+			       warm.seed_from, buf, r.seed_why);
+	}
+	if (warm.publish[0] != '\0' && r.publish_rc < 0) {
+		warm.publish_refused = true;
+		notice("%s=%s: nothing will be published: %s", warm.publish_from,
+		       shown(warm.publish, buf, sizeof(buf)), r.publish_why);
+	}
+}
+
+void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+			    const char *leaf_path)
+{
+	static struct child_arg a;
+	static struct publish_res r;
+	struct extc_creds cr;
+	char why[512], buf[96], size[64];
+	int ret;
+
+	if (warm.publish[0] == '\0' || warm.publish_refused)
+		return;
+	if (!creds_of(sp, ids, &cr))
+		extc_verbose("the job's supplementary groups are unknown: publishing with its group only");
+	fill_arg(&a, cfg, ids, leaf_path, cfg->publish_timeout);
+	shown(warm.publish, buf, sizeof(buf));
+	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, publish_child, &a, &r,
+			   sizeof(r), why, sizeof(why));
+	if (ret < 0) {
+		extc_error("publishing to %s: %s", buf, why);
+		return;
+	}
+	extc_warm_size_text(r.rep.copy.bytes, size, sizeof(size));
+	if (ret == 0)
+		extc_verbose("published to %s: %llu new entries (%s), %llu already there, %llu "
+			     "published first by another node, %llu incomplete builds left out, in %.3f s",
+			     buf, (unsigned long long)r.rep.published, size,
+			     (unsigned long long)r.rep.present, (unsigned long long)r.rep.lost,
+			     (unsigned long long)r.rep.incomplete, (double)r.ns / 1e9);
+	else
+		extc_error("publishing to %s: %llu entries published, %llu failed: %s", buf,
+			   (unsigned long long)r.rep.published, (unsigned long long)r.rep.failed, r.why);
+}
+
+void extc_warm_step_notify(void)
+{
+	size_t i;
+
+	for (i = 0; i < warm.nnotices; i++)
+		extc_error("%s", warm.notices[i]);
+}

@@ -1,0 +1,35 @@
+/* spank-ext-cache: warm start in slurmstepd: seed the step's directory, publish its builds. */
+#ifndef EXTC_WARM_STEP_H_
+#define EXTC_WARM_STEP_H_
+
+#include <stdbool.h>
+
+#include <slurm/spank.h>
+
+#include "config.h"
+#include "fs_tree.h"
+
+/* Forget the previous step's requests. */
+void extc_warm_step_reset(void);
+
+/*
+ * init_post_opt, as root: which seed and publish directories this step
+ * asks for (option, environment, the admin's seed= pattern), checked.
+ * 'has_dir' says whether the step gets a private directory; without one
+ * a user's request is ignored, and the user told so.
+ */
+void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+			    bool has_dir);
+
+/* user_init, with the user's effective ids: seed the fresh leaf, check the publish directory. */
+void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+			 const char *leaf_path);
+
+/* exit, as root, before the leaf goes: publish the completed builds (in a child, as the user). */
+void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+			    const char *leaf_path);
+
+/* task_init of local task 0: what the user must hear about seeding and publishing. */
+void extc_warm_step_notify(void);
+
+#endif /* EXTC_WARM_STEP_H_ */

@@ -1,0 +1,670 @@
+/* spank-ext-cache unit tests: warm start (seed and publish copies, manifest, running as the user). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "as_user.h"
+#include "fs_remove.h"
+#include "fstest.h"
+#include "manifest.h"
+#include "text.h"
+#include "warm_copy.h"
+#include "warm_path.h"
+
+#define NOBODY 65534
+
+static char top[PATH_MAX];
+static int topfd = -1;
+static const char *const subdirs[] = { "torch_extensions", "triton" };
+
+static int setup(void **state)
+{
+	(void)state;
+	if (fstest_tmpdir(top, sizeof(top)) < 0)
+		return (-1);
+	topfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return (topfd < 0 ? -1 : 0);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	close(topfd);
+	return (fstest_rmrf(top));
+}
+
+static void opts_init(struct extc_warm_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->torch_subdir = "torch_extensions";
+	o->subdirs = subdirs;
+	o->nsubdirs = 2;
+	o->tag = "node.1";
+}
+
+static int mkdirs(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int mkdirs(const char *fmt, ...)
+{
+	char rel[PATH_MAX], cmd[2 * PATH_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	extc_fmt(cmd, sizeof(cmd), "mkdir -p '%s/%s'", top, rel);
+	return (system(cmd));
+}
+
+static void put(const char *rel, const char *content)
+{
+	assert_int_equal(fstest_write_at(topfd, rel, content, 0644), 0);
+}
+
+static int opendir_at(const char *rel)
+{
+	int fd = openat(topfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	return (fd);
+}
+
+static bool there(const char *rel)
+{
+	return (fstest_exists_at(topfd, rel));
+}
+
+/* A cache as a step leaves it: complete builds, a locked one, one without .so, Triton entries. */
+static void make_cache(const char *root)
+{
+	char p[PATH_MAX];
+
+	assert_int_equal(mkdirs("%s/torch_extensions/good", root), 0);
+	assert_int_equal(mkdirs("%s/torch_extensions/locked", root), 0);
+	assert_int_equal(mkdirs("%s/torch_extensions/noso", root), 0);
+	assert_int_equal(mkdirs("%s/torch_extensions/py311_cpu/grouped", root), 0);
+	assert_int_equal(mkdirs("%s/triton/abc", root), 0);
+	put(fstest_join(p, sizeof(p), root, "torch_extensions/good/build.ninja"), "rule cxx\n");
+	put(fstest_join(p, sizeof(p), root, "torch_extensions/good/good.so"), "ELF good");
+	put(fstest_join(p, sizeof(p), root, "torch_extensions/good/main.o"), "obj");
+	put(fstest_join(p, sizeof(p), root, "torch_extensions/locked/build.ninja"), "rule cxx\n");
+	put(fstest_join(p, sizeof(p), root, "torch_extensions/locked/locked.so"), "ELF half");
+	put(fstest_join(p, sizeof(p), root, "torch_extensions/locked/lock"), "");
+	put(fstest_join(p, sizeof(p), root, "torch_extensions/noso/build.ninja"), "rule cxx\n");
+	put(fstest_join(p, sizeof(p), root, "torch_extensions/noso/main.o"), "obj");
+	put(fstest_join(p, sizeof(p), root, "torch_extensions/py311_cpu/grouped/grouped.so"), "ELF g");
+	put(fstest_join(p, sizeof(p), root, "triton/abc/kernel.json"), "{}");
+	put(fstest_join(p, sizeof(p), root, "triton/abc/lock"), "");
+	put(fstest_join(p, sizeof(p), root, "triton/top.bin"), "bin");
+}
+
+static void test_filters_leave_out_locks_and_incomplete_builds(void **state)
+{
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	char why[512];
+	int src, dst;
+
+	(void)state;
+	opts_init(&o);
+	make_cache("f/src");
+	put("f/src/.ext-cache-manifest", "format=1\n");
+	assert_int_equal(mkdirs("f/src/triton/.ext-cache-stage.n2.77.0"), 0);
+	assert_int_equal(mkdirs("f/dst"), 0);
+	src = opendir_at("f/src");
+	dst = opendir_at("f/dst");
+	assert_int_equal(extc_warm_copy_tree(src, dst, &o, &st, why, sizeof(why)), 0);
+	assert_true(there("f/dst/torch_extensions/good/good.so"));
+	assert_true(there("f/dst/torch_extensions/good/main.o"));
+	assert_true(there("f/dst/torch_extensions/py311_cpu/grouped/grouped.so"));
+	assert_false(there("f/dst/torch_extensions/locked"));
+	assert_false(there("f/dst/torch_extensions/noso"));
+	assert_true(there("f/dst/triton/abc/kernel.json"));
+	assert_false(there("f/dst/triton/abc/lock"));
+	assert_true(there("f/dst/triton/top.bin"));
+	assert_false(there("f/dst/.ext-cache-manifest"));
+	assert_false(there("f/dst/triton/.ext-cache-stage.n2.77.0"));
+	assert_int_equal(st.skipped_incomplete, 2);
+	assert_int_equal(st.skipped_locks, 1);	/* the locked build was left out whole */
+	close(src);
+	close(dst);
+}
+
+static void test_mtimes_kept_to_the_nanosecond(void **state)
+{
+	struct timespec ts[2] = { { 1600000000, 123456789 }, { 1500000000, 987654321 } };
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	struct stat a, b;
+	char why[512];
+	int src, dst;
+
+	(void)state;
+	opts_init(&o);
+	make_cache("m/src");
+	assert_int_equal(mkdirs("m/dst"), 0);
+	assert_int_equal(symlinkat("good.so", topfd, "m/src/torch_extensions/good/alias.so"), 0);
+	assert_int_equal(utimensat(topfd, "m/src/torch_extensions/good/main.o", ts, 0), 0);
+	ts[1].tv_nsec = 111111111;
+	assert_int_equal(utimensat(topfd, "m/src/torch_extensions/good/alias.so", ts,
+				   AT_SYMLINK_NOFOLLOW), 0);
+	ts[1].tv_nsec = 222222222;
+	assert_int_equal(utimensat(topfd, "m/src/torch_extensions/good", ts, 0), 0);
+	src = opendir_at("m/src");
+	dst = opendir_at("m/dst");
+	assert_int_equal(extc_warm_copy_tree(src, dst, &o, &st, why, sizeof(why)), 0);
+	assert_int_equal(fstatat(topfd, "m/dst/torch_extensions/good/main.o", &b, 0), 0);
+	assert_int_equal(b.st_mtim.tv_sec, 1500000000);
+	assert_int_equal(b.st_mtim.tv_nsec, 987654321);
+	assert_int_equal(fstatat(topfd, "m/dst/torch_extensions/good/alias.so", &b,
+				 AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(b.st_mtim.tv_nsec, 111111111);
+	/* the directory's own time, set after its contents were written */
+	assert_int_equal(fstatat(topfd, "m/dst/torch_extensions/good", &b, 0), 0);
+	assert_int_equal(b.st_mtim.tv_sec, 1500000000);
+	assert_int_equal(b.st_mtim.tv_nsec, 222222222);
+	/* every file: same mtime, same mode, same content size */
+	assert_int_equal(fstatat(topfd, "m/src/triton/abc/kernel.json", &a, 0), 0);
+	assert_int_equal(fstatat(topfd, "m/dst/triton/abc/kernel.json", &b, 0), 0);
+	assert_int_equal(a.st_mtim.tv_sec, b.st_mtim.tv_sec);
+	assert_int_equal(a.st_mtim.tv_nsec, b.st_mtim.tv_nsec);
+	assert_int_equal(a.st_mode, b.st_mode);
+	assert_int_equal(a.st_size, b.st_size);
+	close(src);
+	close(dst);
+}
+
+static void test_symlinks_copied_not_followed(void **state)
+{
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	char why[512], target[PATH_MAX];
+	struct stat sb;
+	ssize_t n;
+	int src, dst;
+
+	(void)state;
+	opts_init(&o);
+	assert_int_equal(mkdirs("s/src/triton/k"), 0);
+	assert_int_equal(mkdirs("s/outside"), 0);
+	put("s/outside/secret", "secret");
+	assert_int_equal(mkdirs("s/dst"), 0);
+	assert_int_equal(symlinkat("../../../outside/secret", topfd, "s/src/triton/k/file"), 0);
+	assert_int_equal(symlinkat("../../outside", topfd, "s/src/triton/dirlink"), 0);
+	assert_int_equal(mkfifoat(topfd, "s/src/triton/k/fifo", 0600), 0);
+	src = opendir_at("s/src");
+	dst = opendir_at("s/dst");
+	assert_int_equal(extc_warm_copy_tree(src, dst, &o, &st, why, sizeof(why)), 0);
+	assert_int_equal(fstatat(topfd, "s/dst/triton/k/file", &sb, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISLNK(sb.st_mode));
+	n = readlinkat(topfd, "s/dst/triton/k/file", target, sizeof(target) - 1);
+	assert_true(n > 0);
+	target[n] = '\0';
+	assert_string_equal(target, "../../../outside/secret");
+	assert_int_equal(fstatat(topfd, "s/dst/triton/dirlink", &sb, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISLNK(sb.st_mode));
+	assert_false(there("s/dst/triton/k/fifo"));	/* special files are left out */
+	assert_int_equal(st.links, 2);
+	assert_int_equal(st.skipped_special, 1);
+	assert_int_equal(st.bytes, 0);	/* nothing was read through a link */
+	close(src);
+	close(dst);
+}
+
+/* A leaf as slurmstepd makes it: one empty directory per variable. */
+static int make_leaf(const char *rel)
+{
+	assert_int_equal(mkdirs("%s/torch_extensions", rel), 0);
+	assert_int_equal(mkdirs("%s/triton", rel), 0);
+	return (opendir_at(rel));
+}
+
+static void test_seed_copies_and_a_second_seed_does_nothing(void **state)
+{
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	char why[512];
+	int src, leaf;
+
+	(void)state;
+	opts_init(&o);
+	make_cache("sd/src");
+	src = opendir_at("sd/src");
+	leaf = make_leaf("sd/leaf");
+	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), 0);
+	assert_true(there("sd/leaf/torch_extensions/good/good.so"));
+	assert_true(there("sd/leaf/triton/top.bin"));
+	assert_int_equal(fstest_count_entries_at(topfd, "sd/leaf"), 2);	/* no stage left */
+	/* job mode: a later step finds files and seeds nothing over them */
+	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), 1);
+	close(src);
+	close(leaf);
+}
+
+static void test_seed_max_exceeded_copies_nothing(void **state)
+{
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	char why[512];
+	int src, leaf;
+
+	(void)state;
+	opts_init(&o);
+	make_cache("sm/src");
+	src = opendir_at("sm/src");
+	leaf = make_leaf("sm/leaf");
+	o.max_bytes = 10;	/* the cache holds 30 bytes that would be copied */
+	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "it holds 30 bytes, more than the 10 bytes the admin allows"));
+	assert_non_null(strstr(why, "nothing was copied"));
+	assert_int_equal(fstest_count_entries_at(topfd, "sm/leaf"), 2);
+	assert_int_equal(fstest_count_entries_at(topfd, "sm/leaf/torch_extensions"), 0);
+	assert_int_equal(fstest_count_entries_at(topfd, "sm/leaf/triton"), 0);
+	/* the same limit while copying: a tree that grew stops the copy */
+	assert_int_equal(mkdirs("sm/dst"), 0);
+	close(leaf);
+	leaf = opendir_at("sm/dst");
+	assert_int_equal(extc_warm_copy_tree(src, leaf, &o, &st, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "grew past 10 bytes"));
+	o.max_bytes = 30;
+	assert_int_equal(extc_warm_seed(src, opendir_at("sm/leaf"), &o, &st, why, sizeof(why)), 0);
+	close(src);
+	close(leaf);
+}
+
+/* As the user (nobody), a file it cannot read fails the copy: nothing of it stays. */
+static int seed_as_nobody(void *arg, void *res, size_t reslen)
+{
+	const char *rel = arg;
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	char path[PATH_MAX];
+	int src, leaf;
+
+	opts_init(&o);
+	extc_fmt(path, sizeof(path), "%s/%s/src", top, rel);
+	src = open(path, O_RDONLY | O_DIRECTORY);
+	extc_fmt(path, sizeof(path), "%s/%s/leaf", top, rel);
+	leaf = open(path, O_RDONLY | O_DIRECTORY);
+	if (src < 0 || leaf < 0)
+		return (extc_fmt(res, reslen, "open: %s", strerror(errno)), -1);
+	return (extc_warm_seed(src, leaf, &o, &st, res, reslen) == -1 ? 0 : -1);
+}
+
+static void test_seed_failure_as_the_user_leaves_nothing(void **state)
+{
+	struct extc_creds cr = { NOBODY, NOBODY, NULL, 0 };
+	char res[512], why[256], cmd[PATH_MAX + 64];
+
+	(void)state;
+	make_cache("sf/src");
+	put("sf/src/triton/private", "root's");
+	assert_int_equal(fchmodat(topfd, "sf/src/triton/private", 0600, 0), 0);
+	close(make_leaf("sf/leaf"));
+	extc_fmt(cmd, sizeof(cmd), "chown -R %d '%s/sf/leaf' && chmod 0755 '%s' '%s/sf'", NOBODY,
+		 top, top, top);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(extc_as_user(&cr, 10000, seed_as_nobody, "sf", res, sizeof(res), why,
+				      sizeof(why)), 0);
+	assert_non_null(strstr(res, "triton/private: cannot open: Permission denied"));
+	assert_int_equal(fstest_count_entries_at(topfd, "sf/leaf"), 2);
+	assert_int_equal(fstest_count_entries_at(topfd, "sf/leaf/torch_extensions"), 0);
+	assert_int_equal(fstest_count_entries_at(topfd, "sf/leaf/triton"), 0);
+}
+
+/* ---- publishing ------------------------------------------------------------ */
+
+static void local_manifest(struct extc_manifest *m, const char *key)
+{
+	char why[256];
+
+	assert_int_equal(extc_manifest_local(m, key, 42, "n1", "/proc/cpuinfo", why, sizeof(why)), 0);
+}
+
+static void test_publish_only_complete_entries(void **state)
+{
+	struct extc_publish_report rep;
+	struct extc_manifest mf;
+	struct extc_warm_opts o;
+	char why[512];
+	int leaf, dir;
+
+	(void)state;
+	opts_init(&o);
+	local_manifest(&mf, "k1");
+	make_cache("p/leaf");
+	assert_int_equal(mkdirs("p/pub"), 0);
+	leaf = opendir_at("p/leaf");
+	dir = opendir_at("p/pub");
+	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), 0);
+	assert_true(there("p/pub/torch_extensions/good/good.so"));
+	assert_true(there("p/pub/torch_extensions/py311_cpu/grouped/grouped.so"));
+	assert_false(there("p/pub/torch_extensions/locked"));
+	assert_false(there("p/pub/torch_extensions/noso"));
+	assert_true(there("p/pub/triton/abc/kernel.json"));
+	assert_false(there("p/pub/triton/abc/lock"));
+	assert_true(there("p/pub/.ext-cache-manifest"));
+	assert_int_equal(rep.published, 4);	/* good, grouped, triton/abc, triton/top.bin */
+	assert_int_equal(rep.incomplete, 2);
+	assert_int_equal(fstest_count_entries_at(topfd, "p/pub"), 3);	/* no temporary manifest */
+	/* again: everything is there already */
+	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), 0);
+	assert_int_equal(rep.published, 0);
+	assert_int_equal(rep.present, 4);
+	close(leaf);
+	close(dir);
+}
+
+#define RACERS 3
+
+struct race_result {
+	uint64_t published, present, lost, failed;
+};
+
+static void test_concurrent_publish_one_wins(void **state)
+{
+	struct race_result *shared;
+	struct extc_manifest mf;
+	char big[1 << 16], buf[1 << 16], name[64];
+	pid_t pids[RACERS];
+	int go[2];
+	int i, round, fd;
+
+	(void)state;
+	local_manifest(&mf, "k1");
+	shared = mmap(NULL, sizeof(*shared) * RACERS, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(shared != MAP_FAILED);
+	memset(big, 'x', sizeof(big));
+	for (round = 0; round < 5; round++) {
+		char leafrel[64], pubrel[64];
+
+		extc_fmt(leafrel, sizeof(leafrel), "r%d/leaf", round);
+		extc_fmt(pubrel, sizeof(pubrel), "r%d/pub", round);
+		assert_int_equal(mkdirs("%s/torch_extensions/ext", leafrel), 0);
+		assert_int_equal(mkdirs("%s/triton", leafrel), 0);
+		assert_int_equal(mkdirs("%s", pubrel), 0);
+		/* a few large objects widen the window in which the racers overlap */
+		for (i = 0; i < 16; i++) {
+			extc_fmt(name, sizeof(name), "%s/torch_extensions/ext/o%d.o", leafrel, i);
+			fd = openat(topfd, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+			assert_true(fd >= 0);
+			assert_int_equal(write(fd, big, sizeof(big)), (ssize_t)sizeof(big));
+			close(fd);
+		}
+		extc_fmt(name, sizeof(name), "%s/torch_extensions/ext/ext.so", leafrel);
+		put(name, "ELF final");
+		memset(shared, 0, sizeof(*shared) * RACERS);
+		assert_int_equal(pipe(go), 0);
+		for (i = 0; i < RACERS; i++) {
+			pids[i] = fork();
+			assert_true(pids[i] >= 0);
+			if (pids[i] == 0) {
+				struct extc_publish_report rep;
+				struct extc_warm_opts o;
+				char tag[32], why[512], c;
+				int leaf, dir;
+
+				close(go[1]);
+				opts_init(&o);
+				extc_fmt(tag, sizeof(tag), "n%d.%ld", i, (long)getpid());
+				o.tag = tag;
+				leaf = openat(topfd, leafrel, O_RDONLY | O_DIRECTORY);
+				dir = openat(topfd, pubrel, O_RDONLY | O_DIRECTORY);
+				if (read(go[0], &c, 1) < 0 || leaf < 0 || dir < 0)
+					_exit(2);
+				if (extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)) < 0)
+					_exit(3);
+				shared[i].published = rep.published;
+				shared[i].present = rep.present;
+				shared[i].lost = rep.lost;
+				shared[i].failed = rep.failed;
+				_exit(0);
+			}
+		}
+		close(go[0]);
+		close(go[1]);	/* all go at once */
+		for (i = 0; i < RACERS; i++) {
+			int status;
+
+			assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+			assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		}
+		{
+			uint64_t published = 0, others = 0, failed = 0;
+			char rel[128];
+
+			for (i = 0; i < RACERS; i++) {
+				published += shared[i].published;
+				others += shared[i].present + shared[i].lost;
+				failed += shared[i].failed;
+			}
+			assert_int_equal(published, 1);
+			assert_int_equal(others, RACERS - 1);
+			assert_int_equal(failed, 0);
+			extc_fmt(rel, sizeof(rel), "%s/torch_extensions", pubrel);
+			assert_int_equal(fstest_count_entries_at(topfd, rel), 1);	/* no stage left */
+			extc_fmt(rel, sizeof(rel), "%s/torch_extensions/ext", pubrel);
+			assert_int_equal(fstest_count_entries_at(topfd, rel), 17);	/* complete */
+			for (i = 0; i < 16; i++) {
+				extc_fmt(name, sizeof(name), "%s/torch_extensions/ext/o%d.o", pubrel, i);
+				assert_int_equal(fstest_read_at(topfd, name, buf, sizeof(buf)),
+						 (long)sizeof(big) - 1);
+			}
+			assert_int_equal(fstest_count_entries_at(topfd, pubrel), 2);	/* + manifest */
+		}
+	}
+	munmap(shared, sizeof(*shared) * RACERS);
+}
+
+static void test_publish_refuses_a_directory_of_another_key(void **state)
+{
+	struct extc_publish_report rep;
+	struct extc_manifest mf, other;
+	struct extc_warm_opts o;
+	char why[512];
+	int leaf, dir;
+
+	(void)state;
+	opts_init(&o);
+	local_manifest(&mf, "torch2.1-cu121-py311-sm90");
+	local_manifest(&other, "torch2.0-cu118-py310-sm80");
+	make_cache("pk/leaf");
+	assert_int_equal(mkdirs("pk/pub"), 0);
+	leaf = opendir_at("pk/leaf");
+	dir = opendir_at("pk/pub");
+	assert_int_equal(extc_manifest_write(dir, &other, true, "t", why, sizeof(why)), 0);
+	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "SLURM_EXT_CACHE_KEY='torch2.0-cu118-py310-sm80'"));
+	assert_non_null(strstr(why, "this job has 'torch2.1-cu121-py311-sm90'"));
+	assert_int_equal(fstest_count_entries_at(topfd, "pk/pub"), 1);	/* only the manifest */
+	close(leaf);
+	close(dir);
+}
+
+/* ---- manifest ---------------------------------------------------------------- */
+
+static void test_manifest_round_trip_and_mismatch(void **state)
+{
+	struct extc_manifest a, b, c;
+	char text[EXTC_MANIFEST_MAX], why[512];
+
+	(void)state;
+	local_manifest(&a, "torch1.13-cpu-py311");
+	assert_int_equal(extc_manifest_format(&a, text, sizeof(text)), 0);
+	assert_int_equal(extc_manifest_parse(text, &b, why, sizeof(why)), 0);
+	assert_string_equal(a.key, b.key);
+	assert_string_equal(a.isa, b.isa);
+	assert_string_equal(b.job, "42");
+	assert_string_equal(b.node, "n1");
+	assert_int_equal(extc_manifest_compatible(&b, &a, why, sizeof(why)), 0);
+	c = a;
+	strcpy(c.key, "torch2.0-cpu-py311");
+	assert_int_equal(extc_manifest_compatible(&b, &c, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "SLURM_EXT_CACHE_KEY='torch1.13-cpu-py311' (job 42 on n1)"));
+	c = a;
+	strcpy(c.isa, "0123456789abcdef");
+	assert_int_equal(extc_manifest_compatible(&b, &c, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "another CPU"));
+	assert_int_equal(extc_manifest_parse("key=x\n", &b, why, sizeof(why)), -1);
+}
+
+static void test_seed_refused_on_manifest_mismatch_reads_the_file(void **state)
+{
+	struct extc_manifest mine, there;
+	char why[512];
+	int dir;
+
+	(void)state;
+	assert_int_equal(mkdirs("mm"), 0);
+	dir = opendir_at("mm");
+	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), 1);	/* absent */
+	local_manifest(&mine, "a");
+	assert_int_equal(extc_manifest_write(dir, &mine, false, "t", why, sizeof(why)), 0);
+	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), 0);
+	local_manifest(&mine, "b");
+	assert_int_equal(extc_manifest_compatible(&there, &mine, why, sizeof(why)), -1);
+	/* only_if_absent keeps the first one */
+	assert_int_equal(extc_manifest_write(dir, &mine, true, "t", why, sizeof(why)), 1);
+	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), 0);
+	assert_string_equal(there.key, "a");
+	assert_int_equal(fstest_count_entries_at(topfd, "mm"), 1);
+	close(dir);
+}
+
+static void test_isa_fingerprint(void **state)
+{
+	char a[40], b[40], c[40];
+
+	(void)state;
+	put("cpu1", "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f\nbugs\t: x\n");
+	put("cpu2", "processor : 0\nflags : fpu  sse2 avx2\tavx512f\n");
+	put("cpu3", "processor\t: 0\nflags\t\t: fpu sse2 avx2\n");
+	assert_int_equal(extc_isa_fingerprint("/nonexistent/cpuinfo", a, sizeof(a)), -1);
+	{
+		char p[PATH_MAX];
+
+		assert_int_equal(extc_isa_fingerprint(fstest_join(p, sizeof(p), top, "cpu1"), a, sizeof(a)), 0);
+		assert_int_equal(extc_isa_fingerprint(fstest_join(p, sizeof(p), top, "cpu2"), b, sizeof(b)), 0);
+		assert_int_equal(extc_isa_fingerprint(fstest_join(p, sizeof(p), top, "cpu3"), c, sizeof(c)), 0);
+	}
+	assert_string_equal(a, b);	/* spacing does not matter */
+	assert_string_not_equal(a, c);	/* flags do */
+	assert_int_equal(strlen(a), 16);
+}
+
+/* ---- as the user, with a deadline ---------------------------------------------- */
+
+static int report_ids(void *arg, void *res, size_t reslen)
+{
+	(void)arg;
+	extc_fmt(res, reslen, "%u %u %d", (unsigned)geteuid(), (unsigned)getuid(),
+		 setuid(0) == 0 ? 1 : 0);
+	return (0);
+}
+
+static int sleep_long(void *arg, void *res, size_t reslen)
+{
+	(void)arg;
+	(void)res;
+	(void)reslen;
+	sleep(30);
+	return (0);
+}
+
+static void test_as_user_drops_for_good_and_is_bounded(void **state)
+{
+	struct extc_creds cr = { NOBODY, NOBODY, NULL, 0 };
+	struct extc_creds root = { 0, 0, NULL, 0 };
+	char res[64], why[256];
+	uint64_t t0;
+
+	(void)state;
+	assert_int_equal(extc_as_user(&cr, 5000, report_ids, NULL, res, sizeof(res), why,
+				      sizeof(why)), 0);
+	assert_string_equal(res, "65534 65534 0");
+	assert_int_equal(extc_as_user(&root, 5000, report_ids, NULL, res, sizeof(res), why,
+				      sizeof(why)), -1);
+	assert_non_null(strstr(why, "refusing to work for uid 0"));
+	t0 = extc_monotonic_ns();
+	assert_int_equal(extc_as_user(&cr, 300, sleep_long, NULL, res, sizeof(res), why,
+				      sizeof(why)), -1);
+	assert_non_null(strstr(why, "gave up after"));
+	assert_true(extc_monotonic_ns() - t0 < 5000000000ULL);
+}
+
+/* ---- the values users and admins give ------------------------------------------ */
+
+static void test_dir_values_and_pattern(void **state)
+{
+	char why[512], out[EXTC_WARM_PATH_MAX + 8], longv[EXTC_WARM_PATH_MAX + 8];
+
+	(void)state;
+	assert_int_equal(extc_warm_check_dir("/scratch/me/cache", "--ext-cache-seed", why,
+					     sizeof(why)), 0);
+	assert_int_equal(extc_warm_check_dir("cache", "--ext-cache-seed", why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "--ext-cache-seed=cache: not an absolute path"));
+	assert_int_equal(extc_warm_check_dir("/a\nb", "SLURM_EXT_CACHE_SEED", why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "SLURM_EXT_CACHE_SEED=/a\\x0ab: contains control characters"));
+	assert_int_equal(extc_warm_check_dir("", "--ext-cache-publish", why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "empty value"));
+	memset(longv, 'a', sizeof(longv));
+	longv[0] = '/';
+	longv[EXTC_WARM_PATH_MAX + 1] = '\0';
+	assert_int_equal(extc_warm_check_dir(longv, "--ext-cache-publish", why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "longer than 1024 bytes"));
+
+	assert_int_equal(extc_warm_check_pattern("/shared/seeds/%U/%u/100%%", why, sizeof(why)), 0);
+	assert_int_equal(extc_warm_check_pattern("/shared/%j", why, sizeof(why)), -1);
+	assert_int_equal(extc_warm_check_pattern("shared/%u", why, sizeof(why)), -1);
+	assert_int_equal(extc_warm_expand_pattern("/shared/seeds/%U/%u/100%%", 1001, "alice", out,
+						  sizeof(out), why, sizeof(why)), 0);
+	assert_string_equal(out, "/shared/seeds/alice/1001/100%");
+	assert_int_equal(extc_warm_expand_pattern("/s/%U", 1001, "..", out, sizeof(out), why,
+						  sizeof(why)), -1);
+	assert_int_equal(extc_warm_expand_pattern("/s/%U", 1001, "a/b", out, sizeof(out), why,
+						  sizeof(why)), -1);
+	assert_int_equal(extc_warm_expand_pattern("/s/%u", 1001, NULL, out, sizeof(out), why,
+						  sizeof(why)), 0);
+	assert_int_equal(extc_warm_check_key("torch2.1+cu121 py311 sm90", why, sizeof(why)), 0);
+	assert_int_equal(extc_warm_check_key("a\tb", why, sizeof(why)), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_filters_leave_out_locks_and_incomplete_builds),
+		cmocka_unit_test(test_mtimes_kept_to_the_nanosecond),
+		cmocka_unit_test(test_symlinks_copied_not_followed),
+		cmocka_unit_test(test_seed_copies_and_a_second_seed_does_nothing),
+		cmocka_unit_test(test_seed_max_exceeded_copies_nothing),
+		cmocka_unit_test(test_seed_failure_as_the_user_leaves_nothing),
+		cmocka_unit_test(test_publish_only_complete_entries),
+		cmocka_unit_test(test_concurrent_publish_one_wins),
+		cmocka_unit_test(test_publish_refuses_a_directory_of_another_key),
+		cmocka_unit_test(test_manifest_round_trip_and_mismatch),
+		cmocka_unit_test(test_seed_refused_on_manifest_mismatch_reads_the_file),
+		cmocka_unit_test(test_isa_fingerprint),
+		cmocka_unit_test(test_as_user_drops_for_good_and_is_bounded),
+		cmocka_unit_test(test_dir_values_and_pattern),
+	};
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_warm: must run as root (it drops to uid %d to test that)\n", NOBODY);
+		return (1);
+	}
+	return (cmocka_run_group_tests(tests, setup, teardown));
+}
