@@ -102,6 +102,11 @@ int extc_warm_expand_pattern(const char *pattern, uid_t uid, const char *user,
 
 		if (*p == '%') {
 			p++;
+			if (*p == '\0') {
+				/* extc_warm_check_pattern refuses this; never read past the end */
+				extc_fmt(why, whylen, "the seed= pattern ends with a lone %%");
+				return (-1);
+			}
 			if (*p == 'u')
 				piece = num;
 			else if (*p == 'U' && plain_name(user))

@@ -117,7 +117,7 @@ adv_programs="tests/adversarial/test_adv_race tests/adversarial/test_adv_scale
 unit_programs="tests/unit/test_config tests/unit/test_mode tests/unit/test_layout
                tests/unit/test_envvars tests/unit/test_fs_remove tests/unit/test_fs_tree
                tests/unit/test_lifecycle"
-fuzz_programs="fuzz/replay_config fuzz/replay_mode fuzz/replay_layout"
+fuzz_programs="fuzz/replay_config fuzz/replay_mode fuzz/replay_layout fuzz/replay_warm"
 
 # ---- 1. sanitizers --------------------------------------------------------------------------------
 echo "# [$(elapsed)] sanitizer build (-fsanitize=address,undefined)"
@@ -186,12 +186,13 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     echo "# [$(elapsed)] libFuzzer, $fuzz_seconds s per target"
     fz=$work/fuzz
     mkdir -p "$fz"
-    for t in config mode layout; do
+    for t in config mode layout warm; do
         case $t in layout) maxlen=512 ;; *) maxlen=8192 ;; esac
         if ! clang-14 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -D_GNU_SOURCE -I"$top/plugin" -I"$top/fuzz" -o "$fz/fuzz_$t" \
                 "$top/fuzz/fuzz_$t.c" "$top/fuzz/fuzz_common.c" "$top/plugin/config.c" \
                 "$top/plugin/mode.c" "$top/plugin/layout.c" "$top/plugin/text.c" \
+                "$top/plugin/warm_path.c" \
                 >"$logdir/fuzz-$t-build.log" 2>&1; then
             notok "libFuzzer build of fuzz_$t (see $logdir/fuzz-$t-build.log)"
             continue
