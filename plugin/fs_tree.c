@@ -329,43 +329,13 @@ static int open_job(struct tree_fds *t, const struct extc_fs_policy *pol, uid_t 
 	return (rv);
 }
 
-static int make_subdirs(int leaffd, const struct extc_config *cfg, const struct extc_ids *ids,
-			const char *path, char *why, size_t whylen)
-{
-	size_t i;
-
-	for (i = 0; i < cfg->nvars; i++) {
-		const char *sub = cfg->vars[i].subdir;
-		int fd;
-
-		if (mkdirat(leaffd, sub, LEAF_MODE) < 0 && errno != EEXIST) {
-			extc_fmt(why, whylen, "%s/%s: cannot create: %s", path, sub, strerror(errno));
-			return (-1);
-		}
-		fd = openat(leaffd, sub, EXTC_DIR_OPEN_FLAGS);
-		if (fd < 0) {
-			extc_fmt(why, whylen, "%s/%s: cannot open: %s", path, sub,
-				 open_error(leaffd, sub, errno));
-			return (-1);
-		}
-		if (fchmod(fd, LEAF_MODE) < 0 || fchown(fd, ids->uid, ids->gid) < 0) {
-			extc_fmt(why, whylen, "%s/%s: cannot hand over: %s", path, sub, strerror(errno));
-			close(fd);
-			return (-1);
-		}
-		close(fd);
-	}
-	return (0);
-}
-
 /*
- * The leaf is made root-owned inside a root-owned job level, filled, and
+ * The leaf is made root-owned inside a root-owned job level, checked, and
  * only then handed to the user with fchmod/fchown on its descriptor: until
  * that moment no user can reach it, and nothing is ever changed by path.
  */
-static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_config *cfg,
-		     const struct extc_fs_policy *pol, const struct extc_ids *ids, bool reuse,
-		     char *why, size_t whylen)
+static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_fs_policy *pol,
+		     const struct extc_ids *ids, bool reuse, char *why, size_t whylen)
 {
 	struct extc_rm_report rep;
 	struct extc_ident job_id, id;
@@ -423,8 +393,6 @@ static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_con
 		extc_fmt(why, whylen, "%s: changed while being created; refusing it", t->path);
 		goto out;
 	}
-	if (make_subdirs(fd, cfg, ids, t->path, why, whylen) < 0)
-		goto out;
 	if (fchmod(fd, LEAF_MODE) < 0 || fchown(fd, ids->uid, ids->gid) < 0) {
 		extc_fmt(why, whylen, "%s: cannot hand over to uid %u: %s", t->path,
 			 (unsigned)ids->uid, strerror(errno));
@@ -474,7 +442,7 @@ int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy 
 		extc_fmt(why, whylen, "%s/%s: path too long", t.path, leaf);
 		goto out;
 	}
-	if (make_leaf(&t, leaf, cfg, pol, ids, mode == EXTC_MODE_JOB || pol->job_private, why,
+	if (make_leaf(&t, leaf, pol, ids, mode == EXTC_MODE_JOB || pol->job_private, why,
 		      whylen) != 0)
 		goto out;
 	extc_fmt(leaf_path, pathlen, "%s", t.path);
