@@ -329,13 +329,51 @@ static int open_job(struct tree_fds *t, const struct extc_fs_policy *pol, uid_t 
 	return (rv);
 }
 
+/* Only the directories some tool will not make itself (struct extc_var). */
+static int make_subdirs(int leaffd, const struct extc_config *cfg, const struct extc_ids *ids,
+			const char *path, char *why, size_t whylen)
+{
+	size_t i;
+	int fd = -1;
+	int rv = -1;
+
+	for (i = 0; i < cfg->nvars; i++) {
+		const char *sub = cfg->vars[i].subdir;
+
+		if (!cfg->vars[i].make_dir)
+			continue;
+		if (mkdirat(leaffd, sub, LEAF_MODE) < 0 && errno != EEXIST) {
+			extc_fmt(why, whylen, "%s/%s: cannot create: %s", path, sub, strerror(errno));
+			goto out;
+		}
+		fd = openat(leaffd, sub, EXTC_DIR_OPEN_FLAGS);
+		if (fd < 0) {
+			extc_fmt(why, whylen, "%s/%s: cannot open: %s", path, sub,
+				 open_error(leaffd, sub, errno));
+			goto out;
+		}
+		if (fchmod(fd, LEAF_MODE) < 0 || fchown(fd, ids->uid, ids->gid) < 0) {
+			extc_fmt(why, whylen, "%s/%s: cannot hand over: %s", path, sub, strerror(errno));
+			goto out;
+		}
+		close(fd);
+		fd = -1;
+	}
+	rv = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	return (rv);
+}
+
 /*
- * The leaf is made root-owned inside a root-owned job level, checked, and
+ * The leaf is made root-owned inside a root-owned job level, filled, and
  * only then handed to the user with fchmod/fchown on its descriptor: until
  * that moment no user can reach it, and nothing is ever changed by path.
  */
-static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_fs_policy *pol,
-		     const struct extc_ids *ids, bool reuse, char *why, size_t whylen)
+static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_config *cfg,
+		     const struct extc_fs_policy *pol, const struct extc_ids *ids, bool reuse,
+		     char *why, size_t whylen)
 {
 	struct extc_rm_report rep;
 	struct extc_ident job_id, id;
@@ -393,6 +431,8 @@ static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_fs_
 		extc_fmt(why, whylen, "%s: changed while being created; refusing it", t->path);
 		goto out;
 	}
+	if (make_subdirs(fd, cfg, ids, t->path, why, whylen) < 0)
+		goto out;
 	if (fchmod(fd, LEAF_MODE) < 0 || fchown(fd, ids->uid, ids->gid) < 0) {
 		extc_fmt(why, whylen, "%s: cannot hand over to uid %u: %s", t->path,
 			 (unsigned)ids->uid, strerror(errno));
@@ -442,7 +482,7 @@ int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy 
 		extc_fmt(why, whylen, "%s/%s: path too long", t.path, leaf);
 		goto out;
 	}
-	if (make_leaf(&t, leaf, pol, ids, mode == EXTC_MODE_JOB || pol->job_private, why,
+	if (make_leaf(&t, leaf, cfg, pol, ids, mode == EXTC_MODE_JOB || pol->job_private, why,
 		      whylen) != 0)
 		goto out;
 	extc_fmt(leaf_path, pathlen, "%s", t.path);
