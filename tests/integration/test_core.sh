@@ -85,10 +85,11 @@ out=$(lab_user srun -N3 -n3 --ext-cache=local "$LAB/work/leaf_at_start.sh" 2>&1)
 t_eq "a new leaf holds only torch_kernels ($LAB_USER, 0700) on every node" 3 \
     "$(grep -cE "^LEAF n[0-9] torch_kernels $LAB_USER:700 torch_kernels torch_extensions $" <<<"$out")" ||
     t_note "$out"
+# TORCH_EXTENSIONS_DIR keeps its built-in flag under its default SUBDIR (torch_extensions_dir)
 itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE vars=TORCH_EXTENSIONS_DIR,PYTORCH_KERNEL_CACHE_PATH:pk,MY_JIT_CACHE:myjit"
 out=$(lab_user srun -N3 -n3 --ext-cache=local "$LAB/work/leaf_at_start.sh" MY_JIT_CACHE 2>&1)
 t_eq "vars=: the leaf holds the directories of PYTORCH_KERNEL_CACHE_PATH and of a tool the plugin does not know" 3 \
-    "$(grep -cE "^LEAF n[0-9] myjit,pk $LAB_USER:700,$LAB_USER:700 pk torch_extensions myjit$" <<<"$out")" ||
+    "$(grep -cE "^LEAF n[0-9] myjit,pk $LAB_USER:700,$LAB_USER:700 pk torch_extensions_dir myjit$" <<<"$out")" ||
     t_note "$out"
 itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE"
 
