@@ -364,7 +364,8 @@ p("`srun -N3 -n6 true` as the lab user on the 3-node lab cluster (3 slurmd on th
   "**none** (empty plugstack.conf: plugin not loaded), **off** "
   "(plugin loaded, `default=off`, no option: it only parses its arguments), **local** (plugin loaded, "
   "`--ext-cache=local`: a directory made and removed on every node), **local1** (the same with "
-  "`vars=TORCH_EXTENSIONS_DIR`: one cache variable, so 4 directories made per node instead of 14). "
+  "`vars=TORCH_EXTENSIONS_DIR`: one cache variable, whose tool makes its own directory, so 3 "
+  "directories made per node instead of 4). "
   "Rounds follow a Williams square (each variant follows each other one equally often), and before "
   "each run the previous job's background emptier has finished too. slurmd runs with the plugin "
   "(for its epilog), `SlurmdDebug=verbose` (the plugin logs its own timings). **disk**: the base on each node's /var/tmp as the lab has it "
@@ -398,7 +399,8 @@ for f in LAUNCH_LOGS:
                 created[m.group(1)] = float(m.group(2))
             m = re.search(r"ext-cache: job (\d+) step 0: removed \S+: removed (\d+),.* in ([0-9.]+) ms", line)
             if m and m.group(1) in created:
-                v = "local1" if int(m.group(2)) < 5 else "local"
+                # the leaf alone (local1), or the leaf and torch_kernels (local)
+                v = "local1" if int(m.group(2)) < 2 else "local"
                 own.setdefault((fs, v), []).append((created[m.group(1)], float(m.group(3))))
 if own:
     p("The plugin's own time in each slurmstepd, from its log lines (`created ... in X ms` before the "
@@ -414,9 +416,10 @@ if own:
                     fs, v, len(xs), median([c for c, _ in xs]), max(c for c, _ in xs),
                     median([r for _, r in xs]), max(r for _, r in xs)))
     p("")
-p("Where `local`'s cost goes: before the tasks start, slurmstepd makes 14 directories per step and node "
-  "(user and job levels, the leaf, and one subdirectory per cache variable, 11 built in; 4 in all with "
-  "**local1**), and at step end removes the leaf and its subdirectories. On this machine's root ext4 "
+p("Where `local`'s cost goes: before the tasks start, slurmstepd makes 4 directories per step and node "
+  "(user and job levels, the leaf, and in it `torch_kernels`, the one directory of the 11 built-in "
+  "variables whose tool will not make it itself, docs/cache-dirs.md; 3 with **local1**), and at step "
+  "end removes the leaf and what the tasks left in it. On this machine's root ext4 "
   "(no journal, mounted `discard`) a `mkdirat` costs from tens of microseconds to 0.46 ms (`strace -T`), "
   "more when many inodes were freed nearby in the last minutes (ext4's `recently_deleted` scan; other "
   "jobs on this machine delete a lot), and every `rmdir` waits for a synchronous discard; on tmpfs both "

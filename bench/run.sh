@@ -235,7 +235,7 @@ epilog_one() {
     local files=$1 jid i
     # shellcheck disable=SC2016
     jid=$(lab_user srun -Q -N1 -w n1 --ext-cache=job bash -c \
-        'echo $SLURM_JOB_ID; exec '"$PY $LAB/work/mkfiles.py"' "$TRITON_CACHE_DIR" '"$files") || return 1
+        'echo $SLURM_JOB_ID; mkdir -p "$TRITON_CACHE_DIR" && exec '"$PY $LAB/work/mkfiles.py"' "$TRITON_CACHE_DIR" '"$files") || return 1
     lab_wait_idle 60 >/dev/null || return 1
     for ((i = 0; i < 1200; i++)); do trash_empty && break; sleep 0.1; done
     echo "$jid"
@@ -258,7 +258,7 @@ stepend_one() {
     local mode=$1 jid i
     # shellcheck disable=SC2016
     jid=$(lab_user srun -Q -N1 -w n1 --ext-cache="$mode" bash -c \
-        'echo $SLURM_JOB_ID; exec '"$PY $LAB/work/mkfiles.py"' "$TRITON_CACHE_DIR" '"$EPILOG_FILES") || return 1
+        'echo $SLURM_JOB_ID; mkdir -p "$TRITON_CACHE_DIR" && exec '"$PY $LAB/work/mkfiles.py"' "$TRITON_CACHE_DIR" '"$EPILOG_FILES") || return 1
     lab_wait_idle 60 >/dev/null || return 1
     for ((i = 0; i < 1200; i++)); do trash_empty && break; sleep 0.1; done
     echo "$jid"

@@ -1,14 +1,30 @@
 /* spank-ext-cache: run slow work (emptying the trash) after the epilog has returned. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "background.h"
+
+const char *extc_background_fd_dir = "/proc/self/fd";
+
+/* Linux ABI values (linux/ioprio.h is missing from older kernel headers). */
+#define IOPRIO_WHO_PROCESS_ 1
+#define IOPRIO_CLASS_IDLE_ 3
+#define IOPRIO_CLASS_SHIFT_ 13
+
+#define KEPT_MAX 64		/* regular files kept; more is unheard of, and still handled */
+#define POLL_BATCH 1024
 
 static int thread_count(void)
 {
@@ -29,27 +45,202 @@ static int thread_count(void)
 }
 
 /*
+ * The open descriptors above stdio, in ascending order, found without
+ * touching every number up to the open-files limit (~25000 system calls
+ * under slurmd): from the kernel's list, or, when that cannot be opened
+ * (no /proc, or the limit reached), by poll(), which flags unused numbers
+ * POLLNVAL a thousand at a time.
+ */
+struct fd_iter {
+	DIR *dir;
+	int next, limit;
+	int nbatch, pos;
+	struct pollfd batch[POLL_BATCH];
+};
+
+static void fd_iter_open(struct fd_iter *it)
+{
+	long max = sysconf(_SC_OPEN_MAX);
+
+	it->dir = opendir(extc_background_fd_dir);
+	it->next = 3;
+	it->limit = (max < 0 || max > INT_MAX) ? 65536 : (int)max;
+	it->nbatch = it->pos = 0;
+}
+
+static void fd_iter_close(struct fd_iter *it)
+{
+	if (it->dir != NULL)
+		closedir(it->dir);
+	it->dir = NULL;
+}
+
+/* The next open descriptor, or -1 when there is none. */
+static int fd_iter_next(struct fd_iter *it)
+{
+	struct dirent *de;
+	int i;
+
+	if (it->dir != NULL) {
+		while ((de = readdir(it->dir)) != NULL) {
+			char *end;
+			long fd;
+
+			errno = 0;
+			fd = strtol(de->d_name, &end, 10);
+			if (end == de->d_name || *end != '\0' || errno != 0 || fd < 3 ||
+			    fd > INT_MAX || fd == dirfd(it->dir))
+				continue;
+			return ((int)fd);
+		}
+		return (-1);
+	}
+	for (;;) {
+		while (it->pos < it->nbatch) {
+			struct pollfd *p = &it->batch[it->pos++];
+
+			if ((p->revents & POLLNVAL) == 0)
+				return (p->fd);
+		}
+		if (it->next >= it->limit)
+			return (-1);
+		it->nbatch = it->limit - it->next < POLL_BATCH ? it->limit - it->next : POLL_BATCH;
+		for (i = 0; i < it->nbatch; i++) {
+			it->batch[i].fd = it->next + i;
+			it->batch[i].events = 0;
+			it->batch[i].revents = 0;
+		}
+		it->next += it->nbatch;
+		it->pos = 0;
+		/* unsure is open: closing a free number only costs an EBADF */
+		if (poll(it->batch, (nfds_t)it->nbatch, 0) < 0) {
+			for (i = 0; i < it->nbatch; i++)
+				it->batch[i].revents = 0;
+		}
+	}
+}
+
+/* The log (a regular file) stays so the work can still log; so does our /dev/null. */
+static bool keep_fd(int fd, int null)
+{
+	struct stat sb;
+
+	return (fd == null || (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)));
+}
+
+static int close_range_(unsigned int first, unsigned int last)
+{
+#ifdef SYS_close_range
+	return ((int)syscall(SYS_close_range, first, last, 0u));
+#else
+	(void)first;
+	(void)last;
+	errno = ENOSYS;
+	return (-1);
+#endif
+}
+
+/*
+ * Close every descriptor above stdio but the kept ones, with close_range(2)
+ * over the gaps between them: one call per kept descriptor, and the last
+ * one reaches past any limit. -1 when that cannot be done (no
+ * close_range: kernel before 5.9 or a seccomp filter; or too many kept),
+ * and nothing was closed.
+ */
+static int close_gaps(int null)
+{
+	struct fd_iter it;
+	int kept[KEPT_MAX];
+	size_t nkept = 0, i;
+	unsigned int lo = 3;
+	int fd, rv = -1;
+
+	/* a range where nothing is open shows whether the call exists */
+	if (close_range_(~0u - 1, ~0u) < 0)
+		return (-1);
+	fd_iter_open(&it);
+	while ((fd = fd_iter_next(&it)) >= 0) {
+		if (!keep_fd(fd, null))
+			continue;
+		if (nkept == KEPT_MAX)
+			goto out;
+		kept[nkept++] = fd;
+	}
+	/* the listing's own descriptor may sit in a gap: it goes first */
+	fd_iter_close(&it);
+	/* both listings are ascending, but a gap must never cover a kept one */
+	for (i = 1; i < nkept; i++) {
+		size_t j;
+
+		for (j = i; j > 0 && kept[j - 1] > kept[j]; j--) {
+			fd = kept[j];
+			kept[j] = kept[j - 1];
+			kept[j - 1] = fd;
+		}
+	}
+	for (i = 0; i < nkept; i++) {
+		if ((unsigned int)kept[i] > lo)
+			close_range_(lo, (unsigned int)kept[i] - 1);
+		if ((unsigned int)kept[i] + 1 > lo)
+			lo = (unsigned int)kept[i] + 1;
+	}
+	close_range_(lo, ~0u);
+	rv = 0;
+out:
+	fd_iter_close(&it);
+	return (rv);
+}
+
+/* Without close_range: close each open descriptor that is not kept. */
+static void close_each(int null)
+{
+	struct fd_iter it;
+	int fd;
+
+	fd_iter_open(&it);
+	while ((fd = fd_iter_next(&it)) >= 0) {
+		if (!keep_fd(fd, null))
+			close(fd);
+	}
+	fd_iter_close(&it);
+}
+
+/*
  * Pipes and sockets go (slurmd may wait for their other end to close);
  * regular files stay, the log file among them, so the work can still log.
  */
 static void close_inherited_fds(void)
 {
 	int fd, null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	int max = (int)sysconf(_SC_OPEN_MAX);
-	struct stat sb;
 
-	if (max < 0 || max > 65536)
-		max = 65536;
-	for (fd = 0; fd < max; fd++) {
-		if (fd == null || (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)))
+	for (fd = 0; fd <= 2; fd++) {
+		if (keep_fd(fd, null))
 			continue;
-		if (fd <= 2 && null >= 0)
+		if (null >= 0)
 			dup2(null, fd);
 		else
 			close(fd);
 	}
+	if (close_gaps(null) < 0)
+		close_each(null);
 	if (null > 2)
 		close(null);
+}
+
+/*
+ * Removing a huge tree is many small metadata writes: at the lowest CPU
+ * priority and in the idle I/O class (honoured by the bfq and mq-deadline
+ * schedulers), it yields to the next job's tasks on the same node instead
+ * of competing with them. A failure leaves normal priority: slower for
+ * others, still correct.
+ */
+static void lower_priority(void)
+{
+	(void)setpriority(PRIO_PROCESS, 0, EXTC_BACKGROUND_NICE);
+#ifdef SYS_ioprio_set
+	(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS_, 0,
+		      IOPRIO_CLASS_IDLE_ << IOPRIO_CLASS_SHIFT_);
+#endif
 }
 
 pid_t extc_run_detached(void (*fn)(void *arg), void *arg)
@@ -75,6 +266,7 @@ pid_t extc_run_detached(void (*fn)(void *arg), void *arg)
 		if (pid == 0) {
 			close(pipefd[1]);
 			close_inherited_fds();
+			lower_priority();
 			fn(arg);
 			_exit(0);
 		}

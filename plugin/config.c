@@ -12,17 +12,18 @@
  * variables switch a cache on that is off by default.
  */
 static const struct extc_var builtin_vars[] = {
-	{ "TORCH_EXTENSIONS_DIR", "torch_extensions" },
-	{ "TRITON_CACHE_DIR", "triton" },
-	{ "PYTORCH_KERNEL_CACHE_PATH", "torch_kernels" },
-	{ "TORCHINDUCTOR_CACHE_DIR", "torchinductor" },
-	{ "CUPY_CACHE_DIR", "cupy" },
-	{ "FLASHINFER_WORKSPACE_BASE", "flashinfer" },
-	{ "DG_JIT_CACHE_DIR", "deep_gemm" },
-	{ "MIOPEN_USER_DB_PATH", "miopen_db" },
-	{ "MIOPEN_CUSTOM_CACHE_DIR", "miopen_cache" },
-	{ "AMD_COMGR_CACHE_DIR", "comgr" },
-	{ "NUMBA_CACHE_DIR", "numba" },
+	{ "TORCH_EXTENSIONS_DIR", "torch_extensions", false },
+	{ "TRITON_CACHE_DIR", "triton", false },
+	/* jit_utils.cpp refuses to make a base directory the user named */
+	{ "PYTORCH_KERNEL_CACHE_PATH", "torch_kernels", true },
+	{ "TORCHINDUCTOR_CACHE_DIR", "torchinductor", false },
+	{ "CUPY_CACHE_DIR", "cupy", false },
+	{ "FLASHINFER_WORKSPACE_BASE", "flashinfer", false },
+	{ "DG_JIT_CACHE_DIR", "deep_gemm", false },
+	{ "MIOPEN_USER_DB_PATH", "miopen_db", false },
+	{ "MIOPEN_CUSTOM_CACHE_DIR", "miopen_cache", false },
+	{ "AMD_COMGR_CACHE_DIR", "comgr", false },
+	{ "NUMBA_CACHE_DIR", "numba", false },
 };
 
 /* Variables whose hijacking would break the job or the plugin itself. */
@@ -217,6 +218,18 @@ static int check_subdir(const char *subdir, char *why, size_t whylen)
 	return (0);
 }
 
+/* Whether the leaf must hold the variable's directory (see struct extc_var). */
+static bool builtin_makes_dir(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(builtin_vars) / sizeof(builtin_vars[0]); i++) {
+		if (strcmp(builtin_vars[i].name, name) == 0)
+			return (builtin_vars[i].make_dir);
+	}
+	return (true);
+}
+
 int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvars,
 			   char *why, size_t whylen)
 {
@@ -259,6 +272,7 @@ int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvar
 				vars[n].subdir[i] = (char)tolower((unsigned char)item[i]);
 			vars[n].subdir[i] = '\0';
 		}
+		vars[n].make_dir = builtin_makes_dir(vars[n].name);
 		for (i = 0; i < n; i++) {
 			if (strcmp(vars[i].name, vars[n].name) == 0) {
 				extc_fmt(why, whylen, "%s is listed twice", vars[n].name);

@@ -28,6 +28,13 @@ enum extc_on_error {
 struct extc_var {
 	char name[EXTC_VAR_NAME_MAX + 1];
 	char subdir[EXTC_SUBDIR_MAX + 1];
+	/*
+	 * Made with the leaf. Most tools make their own directory, and a mkdir
+	 * per variable was most of the step launch cost; a few (PyTorch's
+	 * kernel cache) silently run uncached if it is missing, and a tool an
+	 * admin names in vars= is unknown, so it gets one.
+	 */
+	bool make_dir;
 };
 
 struct extc_config {

@@ -374,6 +374,7 @@ static int open_job(struct tree_fds *t, const struct extc_fs_policy *pol, uid_t 
 static int open_trash(struct tree_fds *t, bool create, int *out, char *why, size_t whylen);
 static int move_to_trash(int dirfd, const char *name, int trashfd, const char *tag);
 
+/* Only the directories some tool will not make itself (struct extc_var). */
 static int make_subdirs(int leaffd, const struct extc_config *cfg, const struct extc_ids *ids,
 			const char *path, char *why, size_t whylen)
 {
@@ -384,6 +385,8 @@ static int make_subdirs(int leaffd, const struct extc_config *cfg, const struct 
 	for (i = 0; i < cfg->nvars; i++) {
 		const char *sub = cfg->vars[i].subdir;
 
+		if (!cfg->vars[i].make_dir)
+			continue;
 		if (mkdirat(leaffd, sub, LEAF_MODE) < 0 && errno != EEXIST) {
 			extc_fmt(why, whylen, "%s/%s: cannot create: %s", path, sub, strerror(errno));
 			goto out;
@@ -410,8 +413,10 @@ out:
 	 * are the empty directories just made: rmdir by name needs no
 	 * descriptor, and the failure may have been a shortage of them.
 	 */
-	for (made = 0; rv < 0 && made <= i && made < cfg->nvars; made++)
-		unlinkat(leaffd, cfg->vars[made].subdir, AT_REMOVEDIR);
+	for (made = 0; rv < 0 && made <= i && made < cfg->nvars; made++) {
+		if (cfg->vars[made].make_dir)
+			unlinkat(leaffd, cfg->vars[made].subdir, AT_REMOVEDIR);
+	}
 	return (rv);
 }
 

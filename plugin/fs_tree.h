@@ -44,7 +44,8 @@ int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_p
 
 /*
  * Make the step's private directory (and the skeleton above it), owned by
- * ids->uid/gid with mode 0700 and one subdirectory per managed variable.
+ * ids->uid/gid with mode 0700, holding only the variable directories a
+ * tool would not make itself (struct extc_var).
  * In job mode an existing leaf of the job's user is reused; in local mode
  * an existing leaf is stale and replaced. 'leaf_path' receives the full
  * path for the environment. 'hold_fd' receives the job level, locked

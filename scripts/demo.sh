@@ -43,6 +43,8 @@ say "a job with 6 ranks on 3 nodes: every rank sees its node's private cache"
 cat >"$LAB/work/demo_rank.sh" <<'RANK'
 #!/bin/bash
 echo "$SLURMD_NODENAME rank $SLURM_PROCID: TORCH_EXTENSIONS_DIR=$TORCH_EXTENSIONS_DIR"
+# a new step directory holds only torch_kernels: like torch, make ours on first use
+mkdir -p "$TORCH_EXTENSIONS_DIR"
 echo "built by rank $SLURM_PROCID" >"$TORCH_EXTENSIONS_DIR/rank$SLURM_PROCID.txt"
 sleep 3
 RANK

@@ -176,7 +176,7 @@ static int setup(void **state)
 	fmt(fx->base, sizeof(fx->base), "%s/base", fx->root);
 	fmt(arg, sizeof(arg), "base=%s", fx->base);
 	av[0] = arg;
-	av[1] = (char *)"vars=TRITON_CACHE_DIR,CUPY_CACHE_DIR:cupy,NUMBA_CACHE_DIR";
+	av[1] = (char *)"vars=TRITON_CACHE_DIR,CUPY_CACHE_DIR:cupy,SITE_TOOL_CACHE,PYTORCH_KERNEL_CACHE_PATH";
 	if (extc_config_parse(&fx->cfg, 2, av, why, sizeof(why)) < 0)
 		return (-1);
 	extc_fs_policy_root(&fx->pol, &fx->cfg, NULL);
@@ -281,9 +281,15 @@ static void check_designed_tree(struct fx *fx, const char *leaf, const char *wha
 	fmt(p, sizeof(p), "%s/%u/%u", fx->base, USER_UID, JOBID);
 	ok &= check_dir(p, 0, 0711, what, check);
 	ok &= check_dir(leaf, USER_UID, 0700, what, check);
+	/* the directories tools will not make themselves, and only those */
 	for (i = 0; i < fx->cfg.nvars; i++) {
 		fmt(p, sizeof(p), "%s/%s", leaf, fx->cfg.vars[i].subdir);
-		ok &= check_dir(p, USER_UID, 0700, what, check);
+		if (fx->cfg.vars[i].make_dir) {
+			ok &= check_dir(p, USER_UID, 0700, what, check);
+		} else if (fstest_exists(p)) {
+			violation(check, what, "%s exists; the tool makes it", p);
+			ok = false;
+		}
 	}
 	/* exact modes imply the user reaches it; prove it by a real open once in a while */
 	if (ok && ++reach_checks % 64 == 1 && run_as_user(user_can_open, (void *)leaf) != 0)
@@ -713,7 +719,7 @@ static void test_seam_mkdir_then_swap_for_symlink(void **state)
 {
 	struct fx *fx = *state;
 	struct fstest_sentinel sent;
-	static const char *const levels[] = { "base", "4242", "77", "0", "cupy" };
+	static const char *const levels[] = { "base", "4242", "77", "0", "site_tool_cache" };
 	char leaf[PATH_MAX], why[1024], p[PATH_MAX];
 	struct swap_hook h;
 	size_t i;

@@ -14,7 +14,8 @@ cat >"$LAB/work/rank.sh" <<'RANK'
 per_node=$1
 d=${SLURM_EXT_CACHE_DIR:-}
 if [ -z "$d" ]; then echo "NOENV $SLURMD_NODENAME $SLURM_PROCID"; exit 0; fi
-touch "$TORCH_EXTENSIONS_DIR/rank.$SLURM_PROCID" || exit 3
+# the leaf starts without it: make it as torch's cpp_extension does
+mkdir -p "$TORCH_EXTENSIONS_DIR" && touch "$TORCH_EXTENSIONS_DIR/rank.$SLURM_PROCID" || exit 3
 for _ in $(seq 200); do
     [ "$(ls "$TORCH_EXTENSIONS_DIR" | wc -l)" -ge "$per_node" ] && break
     sleep 0.05
@@ -70,13 +71,35 @@ for n in $(lab_nodes); do
 done
 lab_assert_no_drain "no node drained after srun local"
 
+# ---- what a new leaf holds at task start ------------------------------------
+# Only the directories no tool makes itself: with the built-in list,
+# PYTORCH_KERNEL_CACHE_PATH's (docs/cache-dirs.md); the others are made by
+# their tool on first use. One rank per node, so no sibling made anything yet.
+cat >"$LAB/work/leaf_at_start.sh" <<'LEAF'
+#!/bin/bash
+d=$SLURM_EXT_CACHE_DIR
+echo "LEAF $SLURMD_NODENAME $(ls -A "$d" | paste -sd, -) $(stat -c '%U:%a' "$d"/* 2>/dev/null | paste -sd, -) ${PYTORCH_KERNEL_CACHE_PATH#$d/} ${TORCH_EXTENSIONS_DIR#$d/} ${1:+${!1#$d/}}"
+LEAF
+chmod 755 "$LAB/work/leaf_at_start.sh"
+out=$(lab_user srun -N3 -n3 --ext-cache=local "$LAB/work/leaf_at_start.sh" 2>&1)
+t_eq "a new leaf holds only torch_kernels ($LAB_USER, 0700) on every node" 3 \
+    "$(grep -cE "^LEAF n[0-9] torch_kernels $LAB_USER:700 torch_kernels torch_extensions $" <<<"$out")" ||
+    t_note "$out"
+# TORCH_EXTENSIONS_DIR keeps its built-in flag under its default SUBDIR (torch_extensions_dir)
+itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE vars=TORCH_EXTENSIONS_DIR,PYTORCH_KERNEL_CACHE_PATH:pk,MY_JIT_CACHE:myjit"
+out=$(lab_user srun -N3 -n3 --ext-cache=local "$LAB/work/leaf_at_start.sh" MY_JIT_CACHE 2>&1)
+t_eq "vars=: the leaf holds the directories of PYTORCH_KERNEL_CACHE_PATH and of a tool the plugin does not know" 3 \
+    "$(grep -cE "^LEAF n[0-9] myjit,pk $LAB_USER:700,$LAB_USER:700 pk torch_extensions_dir myjit$" <<<"$out")" ||
+    t_note "$out"
+itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE"
+
 # ---- sbatch, two steps: different directories, each gone after its step ----
 cat >"$LAB/work/two_steps.sh" <<'JOB'
 #!/bin/bash
 #SBATCH -N3
 #SBATCH --ext-cache=local
 echo "BATCH $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR $TORCH_EXTENSIONS_DIR"
-srun -N3 -n3 bash -c 'echo "S1 $SLURMD_NODENAME $SLURM_EXT_CACHE_DIR $TORCH_EXTENSIONS_DIR"; touch $TORCH_EXTENSIONS_DIR/marker'
+srun -N3 -n3 bash -c 'echo "S1 $SLURMD_NODENAME $SLURM_EXT_CACHE_DIR $TORCH_EXTENSIONS_DIR"; mkdir -p $TORCH_EXTENSIONS_DIR && touch $TORCH_EXTENSIONS_DIR/marker'
 first=$(dirname "$(srun -N1 -n1 -w "$SLURMD_NODENAME" printenv SLURM_EXT_CACHE_DIR)")
 srun -N3 -n3 bash -c 'echo "S3 $SLURMD_NODENAME $SLURM_EXT_CACHE_DIR $TORCH_EXTENSIONS_DIR"
   job=$(dirname "$SLURM_EXT_CACHE_DIR"); if [ -e "$job/0" ]; then echo "STALE0 $SLURMD_NODENAME"; fi'
@@ -101,7 +124,7 @@ cat >"$LAB/work/job_mode.sh" <<'JOB'
 #!/bin/bash
 #SBATCH -N3
 #SBATCH --ext-cache=job
-srun -N3 -n3 bash -c 'echo "built on $SLURMD_NODENAME" > $TORCH_EXTENSIONS_DIR/op.so; echo "J1 $SLURMD_NODENAME $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"'
+srun -N3 -n3 bash -c 'mkdir -p $TORCH_EXTENSIONS_DIR; echo "built on $SLURMD_NODENAME" > $TORCH_EXTENSIONS_DIR/op.so; echo "J1 $SLURMD_NODENAME $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"'
 srun -N3 -n3 bash -c 'echo "J2 $SLURMD_NODENAME $SLURM_EXT_CACHE_DIR $(cat $TORCH_EXTENSIONS_DIR/op.so 2>&1)"'
 JOB
 if itest_sbatch job job_mode.sh; then

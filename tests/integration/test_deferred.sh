@@ -122,6 +122,8 @@ cat >"$W/deferred_big.sh" <<'JOB'
 #!/bin/bash
 set -eu
 W=$SLURM_SUBMIT_DIR
+# the leaf starts without it: Triton makes it (os.makedirs) on first use
+mkdir -p "$TRITON_CACHE_DIR"
 /usr/bin/python3 "$W/deferred_mkfiles.py" "$TRITON_CACHE_DIR" "$NFILES"
 L=$TRITON_CACHE_DIR/d050/links
 mkdir "$L"

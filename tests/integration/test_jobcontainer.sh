@@ -11,10 +11,14 @@ LAB_SLURM_CONF_EXTRA=$'SlurmdDebug=verbose\nPrologFlags=Contain\nJobContainerTyp
 
 cat >"$LAB/work/jc.sh" <<'JC'
 #!/bin/bash
-# node dir owner:mode, and whether /tmp is the job's own (not the node's)
+# node dir owner:mode, writable?, torch_kernels owner:mode, and whether /tmp
+# is the job's own (not the node's)
 d=${SLURM_EXT_CACHE_DIR:-none}
-touch "$TORCH_EXTENSIONS_DIR/built.$SLURM_PROCID" 2>/dev/null && w=writable || w=unwritable
-echo "JC $SLURMD_NODENAME $d $(stat -c '%U:%a' "$d" 2>/dev/null || echo missing) $w $(stat -c '%U:%a' /tmp)"
+k=$(stat -c '%U:%a' "$d/torch_kernels" 2>/dev/null || echo missing)
+# the leaf starts without it: make it as torch's cpp_extension does
+mkdir -p "$TORCH_EXTENSIONS_DIR" 2>/dev/null && touch "$TORCH_EXTENSIONS_DIR/built.$SLURM_PROCID" 2>/dev/null &&
+    w=writable || w=unwritable
+echo "JC $SLURMD_NODENAME $d $(stat -c '%U:%a' "$d" 2>/dev/null || echo missing) $w $k $(stat -c '%U:%a' /tmp)"
 sleep 1
 ls "$TORCH_EXTENSIONS_DIR" | paste -sd, - | sed "s/^/FILES $SLURMD_NODENAME /"
 JC
@@ -40,8 +44,8 @@ run_jc() {
 # ---- base under /var/tmp: the job's private /tmp changes nothing ---------------
 itest_cluster "base=/var/tmp/ext-cache" || { t_fail "cluster start" "see logs"; itest_end; exit 1; }
 out=$(run_jc "base=/var/tmp" -N1 -n2 --ext-cache=local)
-t_eq "job_container, base=/var/tmp: 2 ranks ran with a writable cache" 2 \
-    "$(grep -c "^JC n[0-9] /var/tmp/ext-cache/$ITEST_UID/[0-9]*/0 $LAB_USER:700 writable $LAB_USER:700$" <<<"$out")"
+t_eq "job_container, base=/var/tmp: 2 ranks ran with a writable cache holding torch_kernels" 2 \
+    "$(grep -c "^JC n[0-9] /var/tmp/ext-cache/$ITEST_UID/[0-9]*/0 $LAB_USER:700 writable $LAB_USER:700 $LAB_USER:700$" <<<"$out")"
 itest_match "job_container is active: every task's /tmp is the job's own ($LAB_USER:700)" \
     "^JC n[0-9] .* $LAB_USER:700$" "$out"
 lab_assert_no_drain "no drain: job_container with base=/var/tmp"
@@ -49,8 +53,8 @@ lab_assert_no_drain "no drain: job_container with base=/var/tmp"
 # ---- base under /tmp: made inside the job's view of /tmp ------------------------
 itest_cluster "base=/tmp/ext-cache" || { t_fail "cluster restart" "see logs"; itest_end; exit 1; }
 out=$(run_jc "base=/tmp" -N1 -n2 --ext-cache=local)
-t_eq "job_container, base=/tmp: every rank finds its directory in the job's /tmp" 2 \
-    "$(grep -c "^JC n[0-9] /tmp/ext-cache/$ITEST_UID/[0-9]*/0 $LAB_USER:700 writable $LAB_USER:700$" <<<"$out")"
+t_eq "job_container, base=/tmp: every rank finds its directory, torch_kernels in it, in the job's /tmp" 2 \
+    "$(grep -c "^JC n[0-9] /tmp/ext-cache/$ITEST_UID/[0-9]*/0 $LAB_USER:700 writable $LAB_USER:700 $LAB_USER:700$" <<<"$out")"
 t_eq "job_container, base=/tmp: both ranks of the node see one directory with both files" 2 \
     "$(grep -cE '^FILES n[0-9] built\.0,built\.1$' <<<"$out")"
 job=$(grep -o "/tmp/ext-cache/$ITEST_UID/[0-9]*" <<<"$out" | head -1 | awk -F/ '{print $NF}')

@@ -76,7 +76,7 @@ cat >"$LAB/work/concurrent.sh" <<'JOB'
 #SBATCH -N3
 #SBATCH --ext-cache=local
 for i in $(seq 20); do
-    srun --overlap -N3 -n3 bash -c 'echo "$SLURM_STEP_ID" > "$TORCH_EXTENSIONS_DIR/owner"; sleep 1
+    srun --overlap -N3 -n3 bash -c 'mkdir -p "$TORCH_EXTENSIONS_DIR" && echo "$SLURM_STEP_ID" > "$TORCH_EXTENSIONS_DIR/owner"; sleep 1
         echo "C $SLURMD_NODENAME $SLURM_STEP_ID $SLURM_EXT_CACHE_DIR $(cat $TORCH_EXTENSIONS_DIR/owner)"' &
 done
 wait
@@ -96,9 +96,9 @@ cat >"$LAB/work/overlap.sh" <<'JOB'
 #!/bin/bash
 #SBATCH -N1 -w n1
 #SBATCH --ext-cache=local
-srun --overlap -n1 bash -c 'touch $TORCH_EXTENSIONS_DIR/long; sleep 4' &
+srun --overlap -n1 bash -c 'mkdir -p $TORCH_EXTENSIONS_DIR && touch $TORCH_EXTENSIONS_DIR/long; sleep 4' &
 sleep 1
-srun --overlap -n1 bash -c 'touch $TORCH_EXTENSIONS_DIR/short'
+srun --overlap -n1 bash -c 'mkdir -p $TORCH_EXTENSIONS_DIR && touch $TORCH_EXTENSIONS_DIR/short'
 srun --overlap -n1 bash -c 'j=$(dirname $SLURM_EXT_CACHE_DIR)
     echo "STEP0 $(test -e $j/0/torch_extensions/long && echo present || echo gone)"
     echo "STEP1 $(test -e $j/1 && echo present || echo gone)"'
@@ -178,7 +178,7 @@ cat >"$LAB/work/killed.sh" <<'JOB'
 #!/bin/bash
 #SBATCH -N1 -w n2
 #SBATCH --ext-cache=local
-srun --overlap -n1 bash -c 'touch $TORCH_EXTENSIONS_DIR/survivor
+srun --overlap -n1 bash -c 'mkdir -p $TORCH_EXTENSIONS_DIR && touch $TORCH_EXTENSIONS_DIR/survivor
     echo $SLURM_EXT_CACHE_DIR > $SLURM_SUBMIT_DIR/survivor.$SLURM_JOB_ID; sleep 20' &
 while [ ! -s $SLURM_SUBMIT_DIR/survivor.$SLURM_JOB_ID ]; do sleep 0.1; done
 srun --overlap -n1 bash -c 'kill -9 $$' ; echo "TASK_KILLED rc=$?"
@@ -210,8 +210,8 @@ cat >"$LAB/work/requeue.sh" <<'JOB'
 #SBATCH -N1 -w n1
 #SBATCH --requeue
 #SBATCH --ext-cache=job
-srun bash -c 'echo "RUN ${SLURM_RESTART_COUNT:-0} $SLURM_EXT_CACHE_DIR $(ls $TORCH_EXTENSIONS_DIR | paste -sd, -)"
-    touch $TORCH_EXTENSIONS_DIR/from_run_${SLURM_RESTART_COUNT:-0}'
+srun bash -c 'echo "RUN ${SLURM_RESTART_COUNT:-0} $SLURM_EXT_CACHE_DIR $(ls -A $SLURM_EXT_CACHE_DIR | paste -sd, -)"
+    mkdir -p $TORCH_EXTENSIONS_DIR && touch $TORCH_EXTENSIONS_DIR/from_run_${SLURM_RESTART_COUNT:-0}'
 [ "${SLURM_RESTART_COUNT:-0}" = 0 ] && sleep 30
 true
 JOB
@@ -225,9 +225,10 @@ for _ in $(seq 50); do
 done
 lab_wait_job "$job" 90 >/dev/null
 out=$(grep '^RUN' "$LAB/work/$job.out")
-itest_match "requeue: the first run used <job>/job" "^RUN 0 $B/$ITEST_UID/$job/job $" "$out"
-itest_match "requeue: the second run starts from an empty directory (the old run's epilog removed it)" \
-    "^RUN 1 $B/$ITEST_UID/$job/job $" "$out"
+itest_match "requeue: the first run used <job>/job, new (torch_kernels alone)" \
+    "^RUN 0 $B/$ITEST_UID/$job/job torch_kernels$" "$out"
+itest_match "requeue: the second run starts from a new directory (the old run's epilog removed it)" \
+    "^RUN 1 $B/$ITEST_UID/$job/job torch_kernels$" "$out"
 nothing_left "requeue: nothing left"
 lab_assert_no_drain "no drain: requeue"
 

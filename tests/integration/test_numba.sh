@@ -58,6 +58,8 @@ import sys
 import time
 
 t0 = time.time()
+# before numba runs: the plugin leaves this directory to numba (docs/cache-dirs.md)
+pre = "yes" if os.path.isdir(os.environ.get("NUMBA_CACHE_DIR") or "/nonexistent") else "no"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
@@ -76,6 +78,7 @@ fields = {
     "step": os.environ.get("SLURM_STEP_ID", "-"),
     "cachedir": os.environ.get("SLURM_EXT_CACHE_DIR") or "-",
     "numba_env": os.environ.get("NUMBA_CACHE_DIR") or "-",
+    "numba_env_existed": pre,
     "cache_path": path,
     "dirid": "%d:%d" % (os.stat(path).st_dev, os.stat(path).st_ino) if files else "-",
     "hits": sum(st.cache_hits.values()),
@@ -158,6 +161,8 @@ run -N1 -w n2 --ext-cache=local "$PY" "$NB/numba_job.py" fresh
 figures "numba with the plugin after helper.scale() changed to 2.0"
 t_eq "stale, with the plugin: compiled afresh against the new helper" \
     "999000.0 2.0 0 1" "$(awk "$KV"' { kv(); print F["value"], F["helper_scale"], F["hits"], F["misses"] }' <<<"$RES")"
+t_eq "one task in a new leaf: NUMBA_CACHE_DIR did not exist, numba made it itself and cached there" \
+    "no 1 1" "$(awk "$KV"' { kv(); print F["numba_env_existed"], F["nbi"], F["nbc"] }' <<<"$RES")"
 STALE_FIG="$STALE_FIG; with plugin: $(rfield value)"
 rm -rf -- "$HOME_NUMBA"
 lab_assert_no_drain "no node drained after the numba cases"

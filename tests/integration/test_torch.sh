@@ -304,6 +304,9 @@ t_note "  (the lab's 3 nodes share this machine's $(nproc) cores, so 3 private b
 t_eq "s3 with the plugin: srun exits 0" 0 "$RC"
 t_eq "s3 with the plugin: all 3 ranks loaded the op" 3 "$(grep -c . <<<"$RES")"
 t_eq "s3 with the plugin: every rank built in its node's private directory" "" "$(private_layout)"
+t_eq "s3 with the plugin: each new leaf held only torch_kernels at task start, torch made torch_extensions itself" \
+    "$(printf 'n%s torch_kernels no\n' 1 2 3)" \
+    "$(awk "$KV"' { kv(); print F["node"], F["leaf0"], F["tedir0"] }' <<<"$RES" | sort)"
 t_eq "s3 with the plugin: 3 directories, one per node" 3 "$(rfield dirid | sort -u | wc -l)"
 t_eq "s3 with the plugin: each node built once, none waited" "$(printf 'n%s 1 1 0 0 1 1 1\n' 1 2 3)" "$(per_node)"
 t_eq "s3 with the plugin: no node waited on another node's lock" 0 "$(cross_waits)"

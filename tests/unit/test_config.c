@@ -115,7 +115,53 @@ static void test_defaults(void **state)
 	for (i = 0; i < n; i++) {
 		assert_string_equal(cfg.vars[i].name, builtin[i].name);
 		assert_string_equal(cfg.vars[i].subdir, builtin[i].subdir);
+		assert_int_equal(cfg.vars[i].make_dir, builtin[i].make_dir);
 	}
+}
+
+/*
+ * Every built-in tool makes its own directory but PyTorch's jiterator,
+ * which refuses to create PYTORCH_KERNEL_CACHE_PATH (docs/cache-dirs.md).
+ */
+static void test_builtin_vars_make_dir(void **state)
+{
+	const struct extc_var *builtin;
+	size_t n, i, made = 0;
+
+	(void)state;
+	n = extc_config_builtin_vars(&builtin);
+	for (i = 0; i < n; i++) {
+		bool want = strcmp(builtin[i].name, "PYTORCH_KERNEL_CACHE_PATH") == 0;
+
+		if (builtin[i].make_dir != want) {
+			print_error("%s: make_dir is %d, expected %d\n", builtin[i].name,
+				    (int)builtin[i].make_dir, (int)want);
+			fail();
+		}
+		made += builtin[i].make_dir;
+	}
+	assert_int_equal(made, 1);
+}
+
+/* vars=: a name the plugin does not know gets its directory, a built-in keeps its flag. */
+static void test_vars_make_dir(void **state)
+{
+	struct extc_config cfg;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(parse1(&cfg, "vars=TORCH_EXTENSIONS_DIR:te,MY_JIT_CACHE,"
+				"PYTORCH_KERNEL_CACHE_PATH:pk,NUMBA_CACHE_DIR,HF_HOME:hf",
+				why, sizeof(why)), 0);
+	assert_int_equal(cfg.nvars, 5);
+	assert_false(find_var(&cfg, "TORCH_EXTENSIONS_DIR")->make_dir);
+	assert_true(find_var(&cfg, "MY_JIT_CACHE")->make_dir);
+	assert_true(find_var(&cfg, "PYTORCH_KERNEL_CACHE_PATH")->make_dir);
+	assert_false(find_var(&cfg, "NUMBA_CACHE_DIR")->make_dir);
+	assert_true(find_var(&cfg, "HF_HOME")->make_dir);	/* not a built-in */
+	/* names are case-sensitive: this one is not the built-in */
+	assert_int_equal(parse1(&cfg, "vars=torch_extensions_dir", why, sizeof(why)), 0);
+	assert_true(cfg.vars[0].make_dir);
 }
 
 static void test_builtin_vars_follow_the_spec(void **state)
@@ -191,6 +237,7 @@ static void test_builtin_vars_pass_their_own_validation(void **state)
 	for (i = 0; i < n; i++) {
 		assert_string_equal(parsed[i].name, builtin[i].name);
 		assert_string_equal(parsed[i].subdir, builtin[i].subdir);
+		assert_int_equal(parsed[i].make_dir, builtin[i].make_dir);
 	}
 }
 
@@ -877,6 +924,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_builtin_vars_make_dir),
 		cmocka_unit_test(test_builtin_vars_follow_the_spec),
 		cmocka_unit_test(test_builtin_vars_pass_their_own_validation),
 		cmocka_unit_test(test_every_key_valid),
@@ -894,6 +942,7 @@ int main(void)
 		cmocka_unit_test(test_base_invalid),
 		cmocka_unit_test(test_base_length_limit),
 		cmocka_unit_test(test_vars_with_subdirs),
+		cmocka_unit_test(test_vars_make_dir),
 		cmocka_unit_test(test_vars_default_subdir_is_lowercased_name),
 		cmocka_unit_test(test_vars_admin_may_choose_non_default_caches),
 		cmocka_unit_test(test_vars_bad_names),

@@ -273,11 +273,16 @@ static void check_dir(const char *path, uid_t uid, gid_t gid, mode_t mode)
 	}
 }
 
-/* The whole documented layout of one leaf: skeleton root 0711, leaf and subdirs the user's 0700. */
+/*
+ * The whole documented layout of one leaf: skeleton root 0711, leaf the
+ * user's 0700 holding exactly the directories of the variables with
+ * make_dir (the user's 0700 too); the others are left to their tools.
+ */
 static void check_tree(struct fx *fx, const char *leaf, const char *node, const char *job,
 		       const char *leafname)
 {
 	char want[PATH_MAX], p[PATH_MAX];
+	long made = 0;
 	size_t i;
 
 	if (node != NULL)
@@ -301,9 +306,15 @@ static void check_tree(struct fx *fx, const char *leaf, const char *node, const 
 	check_dir(leaf, USER_UID, USER_GID, 0700);
 	for (i = 0; i < fx->cfg.nvars; i++) {
 		pathf(p, "%s/%s", leaf, fx->cfg.vars[i].subdir);
-		check_dir(p, USER_UID, USER_GID, 0700);
+		if (fx->cfg.vars[i].make_dir) {
+			check_dir(p, USER_UID, USER_GID, 0700);
+			made++;
+		} else if (fstest_exists(p)) {
+			print_error("%s exists; its tool makes it\n", p);
+			fail();
+		}
 	}
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, leaf), (long)fx->cfg.nvars);
+	assert_int_equal(fstest_count_entries_at(AT_FDCWD, leaf), made);
 }
 
 static void put_file(const char *dir, const char *name, uid_t uid)
@@ -372,24 +383,56 @@ static void test_create_local_layout_any_umask(void **state)
 	}
 }
 
+/* With the built-in list the leaf holds torch_kernels alone (docs/cache-dirs.md). */
 static void test_create_builtin_vars(void **state)
 {
 	struct fx *fx = *state;
 	const struct extc_var *builtin;
-	char leaf[PATH_MAX], p[PATH_MAX];
-	size_t n, i;
+	struct extc_rm_report rep;
+	char leaf[PATH_MAX], p[PATH_MAX], why[1024];
+	size_t n;
 
 	make_cfg(fx, fx->base, NULL);
 	n = extc_config_builtin_vars(&builtin);
 	assert_int_equal(fx->cfg.nvars, n);
 	create_ok(fx, &fx->ids, EXTC_MODE_LOCAL, leaf);
 	check_tree(fx, leaf, NULL, "77", "0");
-	for (i = 0; i < n; i++) {
-		pathf(p, "%s/%s", leaf, builtin[i].subdir);
+	fstest_join(p, sizeof(p), leaf, "torch_kernels");
+	check_dir(p, USER_UID, USER_GID, 0700);
+	assert_int_equal(fstest_count_entries_at(AT_FDCWD, leaf), 1);
+	fstest_join(p, sizeof(p), leaf, "torch_extensions");
+	assert_false(fstest_exists(p));
+
+	assert_int_equal(remove_leaf(fx, &fx->ids, EXTC_MODE_LOCAL, &rep, why), 0);
+	assert_int_equal(rep.removed, 2);	/* leaf, torch_kernels */
+	assert_false(fstest_exists(leaf));
+}
+
+/*
+ * vars= naming built-ins and tools the plugin does not know: the unknown
+ * ones get their directory, the built-ins keep their own flag whatever
+ * subdirectory the admin gives them.
+ */
+static void test_create_admin_vars(void **state)
+{
+	static const char *const made[] = { "kernels", "mytool_cache", "other" };
+	static const char *const left[] = { "torch_extensions", "nb" };
+	struct fx *fx = *state;
+	char leaf[PATH_MAX], p[PATH_MAX];
+	size_t i;
+
+	make_cfg(fx, fx->base,
+		 "TORCH_EXTENSIONS_DIR,PYTORCH_KERNEL_CACHE_PATH:kernels,MYTOOL_CACHE,"
+		 "NUMBA_CACHE_DIR:nb,OTHER_JIT:other");
+	create_ok(fx, &fx->ids, EXTC_MODE_LOCAL, leaf);
+	check_tree(fx, leaf, NULL, "77", "0");
+	for (i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+		fstest_join(p, sizeof(p), leaf, made[i]);
 		check_dir(p, USER_UID, USER_GID, 0700);
 	}
-	fstest_join(p, sizeof(p), leaf, "torch_extensions");
-	check_dir(p, USER_UID, USER_GID, 0700);
+	for (i = 0; i < sizeof(left) / sizeof(left[0]); i++)
+		assert_false(fstest_exists(fstest_join(p, sizeof(p), leaf, left[i])));
+	assert_int_equal(fstest_count_entries_at(AT_FDCWD, leaf), 3);
 }
 
 static void test_create_batch_and_interactive(void **state)
@@ -800,12 +843,25 @@ static void test_failure_after_mkdir_leaves_no_leaf(void **state)
 	struct fx *fx = *state;
 	char leaf[PATH_MAX], why[1024], p[PATH_MAX];
 
-	/* a subdirectory name validation would refuse makes mkdirat fail (fault injection) */
+	/*
+	 * A subdirectory name validation would refuse makes mkdirat fail (fault
+	 * injection); only a variable whose directory is made reaches mkdirat.
+	 */
+	assert_true(fx->cfg.vars[1].make_dir);
 	strcpy(fx->cfg.vars[1].subdir, "no/such");
 	assert_int_equal(create(fx, &fx->ids, EXTC_MODE_LOCAL, leaf, why), -1);
 	assert_contains(why, "cannot create");
 	assert_false(fstest_exists(path_of(fx, p, "base/4242/77/0")));
 	check_dir(path_of(fx, p, "base/4242/77"), 0, 0, 0711);
+
+	/* the built-in list: the one directory made is PYTORCH_KERNEL_CACHE_PATH's */
+	make_cfg(fx, fx->base, NULL);
+	assert_string_equal(fx->cfg.vars[2].name, "PYTORCH_KERNEL_CACHE_PATH");
+	assert_true(fx->cfg.vars[2].make_dir);
+	strcpy(fx->cfg.vars[2].subdir, "no/such");
+	assert_int_equal(create(fx, &fx->ids, EXTC_MODE_LOCAL, leaf, why), -1);
+	assert_contains(why, "no/such: cannot create");
+	assert_false(fstest_exists(path_of(fx, p, "base/4242/77/0")));
 }
 
 static void test_inode_exhaustion_leaves_no_leaf(void **state)
@@ -1480,6 +1536,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		FS_TEST(test_create_local_layout_any_umask),
 		FS_TEST(test_create_builtin_vars),
+		FS_TEST(test_create_admin_vars),
 		FS_TEST(test_create_batch_and_interactive),
 		FS_TEST(test_create_every_step_shares_the_job_level),
 		FS_TEST(test_steps_without_directory_are_refused),

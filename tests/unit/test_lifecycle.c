@@ -1,4 +1,5 @@
 /* spank-ext-cache tests: whole SPANK lifecycles through the fake spank layer, on a real directory. */
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <fcntl.h>
@@ -87,6 +88,21 @@ static int count_fds(void)
 	return (n);
 }
 
+static int count_entries(const char *path)
+{
+	struct dirent *de;
+	DIR *dir = opendir(path);
+	int n = 0;
+
+	assert_non_null(dir);
+	while ((de = readdir(dir)) != NULL) {
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			n++;
+	}
+	closedir(dir);
+	return (n);
+}
+
 /*
  * task_init runs in the task's own process, as in slurmstepd: a task the
  * plugin fails exits there (status 75), which this reports as -1.
@@ -146,8 +162,12 @@ static void test_local_step_full_lifecycle(void **state)
 	assert_dir(leaf, JOB_UID, JOB_GID, 0700);
 	snprintf(expect, sizeof(expect), "%s/%d", base, JOB_UID);
 	assert_dir(expect, 0, 0, 0711);
-	snprintf(expect, sizeof(expect), "%s/torch_extensions", leaf);
+	/* only the directory PyTorch's jiterator will not make itself */
+	snprintf(expect, sizeof(expect), "%s/torch_kernels", leaf);
 	assert_dir(expect, JOB_UID, JOB_GID, 0700);
+	assert_int_equal(count_entries(leaf), 1);
+	snprintf(expect, sizeof(expect), "%s/torch_extensions", leaf);
+	assert_false(exists("%s", expect));
 
 	assert_int_equal(slurm_spank_user_init(NULL, 1, av), 0);
 	assert_string_equal(fake_env_get("TORCH_EXTENSIONS_DIR"), expect);
@@ -178,7 +198,10 @@ static void test_job_mode_shared_by_steps_until_epilog(void **state)
 	(void)state;
 	fake_reset(S_CTX_REMOTE, &job);
 	assert_int_equal(run_step(1, av, "job", NULL), 0);
-	snprintf(marker, sizeof(marker), "%s/%d/77/job/torch_extensions/built.so", base, JOB_UID);
+	/* as torch would: its directory first, then the build in it */
+	snprintf(marker, sizeof(marker), "%s/%d/77/job/torch_extensions", base, JOB_UID);
+	assert_int_equal(mkdir(marker, 0755), 0);
+	strcat(marker, "/built.so");
 	fd = open(marker, O_CREAT | O_WRONLY, 0600);
 	assert_true(fd >= 0);
 	close(fd);
@@ -613,8 +636,10 @@ static void test_task_in_a_private_namespace_gets_its_own_copy(void **state)
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 		assert_dir(leaf, JOB_UID, JOB_GID, 0700);
 	}
-	snprintf(leaf, sizeof(leaf), "%s/base/%d/77/0/torch_extensions", view, JOB_UID);
+	snprintf(leaf, sizeof(leaf), "%s/base/%d/77/0/torch_kernels", view, JOB_UID);
 	assert_dir(leaf, JOB_UID, JOB_GID, 0700);
+	snprintf(leaf, sizeof(leaf), "%s/base/%d/77/0/torch_extensions", view, JOB_UID);
+	assert_false(exists("%s", leaf));
 	snprintf(leaf, sizeof(leaf), "%s/base/%d", view, JOB_UID);
 	assert_dir(leaf, 0, 0, 0711);
 

@@ -18,6 +18,8 @@ The instrumentation only observes what torch does:
     .ninja_log before and after (ninja appends one line per command it runs;
     torch calls ninja only while holding the lock, so the difference is this
     process's own work).
+Before anything else it notes what the step's directory (SLURM_EXT_CACHE_DIR)
+held and whether TORCH_EXTENSIONS_DIR existed yet (leaf0, tedir0).
 After the load it also reports the totals in .ninja_log (every build ever
 made in that directory) and the identity (st_dev:st_ino) of the build
 directory, so that the test can tell one shared directory from several
@@ -34,6 +36,12 @@ import sys
 import time
 
 T0 = time.time()
+# What the step's directory held before torch ran: the plugin leaves
+# TORCH_EXTENSIONS_DIR for torch to make (docs/cache-dirs.md).
+LEAF0 = ",".join(sorted(os.listdir(os.environ["SLURM_EXT_CACHE_DIR"]))) or "empty" \
+    if os.environ.get("SLURM_EXT_CACHE_DIR") else "-"
+TEDIR0 = ("yes" if os.path.isdir(os.environ["TORCH_EXTENSIONS_DIR"]) else "no") \
+    if os.environ.get("TORCH_EXTENSIONS_DIR") else "-"
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAME = sys.argv[1] if len(sys.argv) > 1 else "extc_op"
 SOURCE = os.path.join(HERE, "csrc", "extc_op.cpp")
@@ -153,6 +161,8 @@ fields = {
     "mode": env("SLURM_EXT_CACHE_MODE"),
     "cachedir": env("SLURM_EXT_CACHE_DIR"),
     "tedir": env("TORCH_EXTENSIONS_DIR"),
+    "leaf0": LEAF0,
+    "tedir0": TEDIR0,
     "root": os.path.dirname(build_dir),
     "builddir": build_dir,
     "dirid": f"{st.st_dev}:{st.st_ino}",
