@@ -87,6 +87,19 @@ static bool pattern_ok(const char *p)
 	return (true);
 }
 
+/* Whether a checked pattern holds a real %U (not the 'U' after a "%%"). */
+static bool has_user_token(const char *p)
+{
+	for (; *p != '\0'; p++) {
+		if (*p != '%')
+			continue;
+		if (p[1] == 'U')
+			return (true);
+		p++;
+	}
+	return (false);
+}
+
 static void check_pattern(const char *pattern, uid_t uid, const char *user, size_t whylen)
 {
 	char why[600], out[EXTC_WARM_PATH_MAX + 64];
@@ -113,7 +126,7 @@ static void check_pattern(const char *pattern, uid_t uid, const char *user, size
 	/* the name and the number never add or remove a path component */
 	if (count_char(out, '/') != count_char(pattern, '/'))
 		fuzz_fail("the expansion changed the path's components", out);
-	if (strstr(pattern, "%U") != NULL &&
+	if (has_user_token(pattern) &&
 	    (strcmp(user, ".") == 0 || strcmp(user, "..") == 0 || user[0] == '\0'))
 		fuzz_fail("a user name that is not a plain name was expanded", user);
 }
