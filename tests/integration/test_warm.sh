@@ -173,22 +173,25 @@ lab_wait_idle 30 >/dev/null
 # ==================================================================================
 mkdir -p "$W/rootonly/torch_extensions/secret" && echo secret >"$W/rootonly/torch_extensions/secret/x.so" &&
     chown -R root:root "$W/rootonly" && chmod 0700 "$W/rootonly"
-srun_user out -N1 --ext-cache=local --ext-cache-seed="$W/rootonly" bash -c 'ls -A "$TORCH_EXTENSIONS_DIR"; echo rc=$?'
+srun_user out -N1 --ext-cache=local --ext-cache-seed="$W/rootonly" bash -c 'ls -A "$SLURM_EXT_CACHE_DIR"; echo rc=$?'
 t_contains "5: refused with a message on the user's terminal" \
     "error: ext-cache: job" "$out"
 t_contains "5: ... naming the directory and the reason" \
     "--ext-cache-seed=$W/rootonly: not seeded, the step goes on with an empty cache: cannot open it: Permission denied" "$out"
-t_eq "5: the step ran with an empty cache (nothing of root's was copied)" "rc=0" "$(grep -v 'ext-cache' <<<"$out")"
+# a fresh leaf holds only the directory the plugin makes (torch_kernels, docs/cache-dirs.md)
+t_eq "5: the step ran with an empty cache (nothing of root's was copied)" "torch_kernels rc=0" \
+    "$(grep -v 'ext-cache' <<<"$out" | tr '\n' ' ' | sed 's/ $//')"
 
 # ==================================================================================
 # 6. seed_max= exceeded
 # ==================================================================================
 itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE seed_max=4K"
-srun_user out -N1 --ext-cache=local --ext-cache-seed="$PUB" bash -c 'ls -A "$TORCH_EXTENSIONS_DIR"; echo rc=$?'
+srun_user out -N1 --ext-cache=local --ext-cache-seed="$PUB" bash -c 'ls -A "$SLURM_EXT_CACHE_DIR"; echo rc=$?'
 size=$(du -sb --apparent-size "$PUB/torch_extensions" | cut -f1)
 t_contains "6: refused with both sizes named" "not seeded, the step goes on with an empty cache: it holds " "$out"
 t_contains "6: ... the limit" "more than the 4.0 KiB (4096 bytes) the admin allows (seed_max=); nothing was copied" "$out"
-t_eq "6: nothing was copied (the task's TORCH_EXTENSIONS_DIR is empty)" "rc=0" "$(grep -v 'ext-cache' <<<"$out")"
+t_eq "6: nothing was copied (the task's directory holds only torch_kernels)" "torch_kernels rc=0" \
+    "$(grep -v 'ext-cache' <<<"$out" | tr '\n' ' ' | sed 's/ $//')"
 itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE seed_max=0"
 srun_user out -N1 --ext-cache=local --ext-cache-seed="$PUB" true
 t_contains "6: seed_max=0: seeding disabled, the user is told" "ignored: seeding is disabled on this cluster (seed_max=0)" "$out"
