@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -19,7 +20,8 @@
 struct msg {
 	int rc;		/* fn's result, or -1: the child could not become the user */
 	char why[200];	/* why it could not */
-	unsigned char res[EXTC_AS_USER_RES_MAX];
+	/* the caller's result struct is read in place: align it for any type */
+	_Alignas(max_align_t) unsigned char res[EXTC_AS_USER_RES_MAX];
 };
 
 static bool group_allowed(gid_t g, const struct extc_creds *cr)
