@@ -28,9 +28,6 @@ chmod 755 "$LAB/work/rank.sh"
 check_ranks() {
     local name=$1 out=$2 nnodes=$3 per_node=$4 mode=$5 bad
     local expect=$((nnodes * per_node))
-    # srun says so when the job waits for a node still finishing the previous
-    # job's epilog (a loaded machine); that is not a rank's line
-    out=$(grep -v -E '^srun: job [0-9]+ (queued and waiting for resources|has been allocated resources)$' <<<"$out")
     t_eq "$name: one line per rank" "$expect" "$(grep -c . <<<"$out")"
     t_eq "$name: every rank got SLURM_EXT_CACHE_DIR" 0 "$(grep -c '^NOENV' <<<"$out")"
     bad=$(awk -v m="$mode" -v u="$LAB_USER" '$3 != m || $6 != u":700" || $7 != $4"/torch_extensions"' <<<"$out")

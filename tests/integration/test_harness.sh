@@ -207,6 +207,12 @@ out=$(SLURM_EXT_CACHE=probe-value LAB_PASS_ENV="SLURM_EXT_CACHE" \
 t_eq "LAB_PASS_ENV reaches the job" "probe-value" "$out"
 lab_user bash -c 'exit 7'
 t_eq "lab_user returns the command's rc" 7 "$?"
+out=$(lab_user bash -c 'echo "srun: job 12 queued and waiting for resources" >&2
+    echo "srun: job 12 has been allocated resources" >&2
+    echo "srun: error: kept" >&2; echo "ext-cache: kept too" >&2; echo out; exit 3' 2>&1)
+t_eq "lab_user keeps the rc when it drops srun's queueing notices" 3 "$?"
+t_eq "lab_user drops exactly srun's two queueing notices" \
+    "ext-cache: kept too|out|srun: error: kept" "$(sort <<<"$out" | paste -sd'|')"
 
 # --- plugstack / plugin files ---------------------------------------------------
 lab_set_plugstack "optional /nonexistent/a.so" "optional /nonexistent/b.so x=1"

@@ -327,12 +327,18 @@ lab_user() {
         [[ $v =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || { _lab_err "lab_user: bad name in LAB_PASS_ENV: $v"; return 2; }
         [ -n "${!v+x}" ] && envs+=("$v=${!v}")
     done
+    # On a loaded machine a job can wait for a node still running the previous
+    # job's epilog, and srun/salloc then say so on stderr. Those two notices are
+    # scheduling, not the command's output, and tests count output lines; drop
+    # exactly them (every other line, errors included, passes through).
     (
         cd "$LAB/work" || exit 2
         _lab_drop_lock_fd
         exec env -i HOME="$home" USER="$LAB_USER" LOGNAME="$LAB_USER" SHELL=/bin/bash \
             PATH="$LAB_USER_PATH" SLURM_CONF="$LAB_CONF" ${envs[@]+"${envs[@]}"} \
-            setpriv --reuid="$LAB_USER" --regid="$gid" --init-groups -- "$@"
+            setpriv --reuid="$LAB_USER" --regid="$gid" --init-groups -- "$@" \
+            2> >(grep --line-buffered -v -E \
+                '^(srun|salloc): job [0-9]+ (queued and waiting for resources|has been allocated resources)$' >&2)
     )
 }
 
