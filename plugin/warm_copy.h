@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "manifest.h"
 
@@ -32,6 +33,12 @@ struct extc_warm_opts {
 	uint64_t max_bytes;		/* seed: the admin's seed_max (0: no limit) */
 	uint64_t deadline_ns;		/* CLOCK_MONOTONIC time to give up at; 0: none */
 	const char *tag;		/* unique to this node and process: "<node>.<pid>" */
+	/*
+	 * publish: this user's stages and manifest drafts in DIR changed
+	 * (ctime) before this CLOCK_REALTIME time were left by a publisher
+	 * that was killed, and are removed; {0, 0}: none is removed.
+	 */
+	struct timespec stale_before;
 };
 
 /*
@@ -55,6 +62,7 @@ struct extc_publish_report {
 	uint64_t lost;		/* entries another publisher renamed in first */
 	uint64_t failed;
 	uint64_t incomplete;	/* torch builds skipped: no .so, or a lock */
+	uint64_t abandoned;	/* killed publishers' stages and drafts removed */
 	struct extc_copy_stats copy;
 	char first_error[256];
 };
@@ -65,14 +73,22 @@ struct extc_publish_report {
  * of the other subdirectories), each staged under a hidden name unique to
  * o->tag and renamed into place without replacing anything: of several
  * publishers of one entry one wins, the others remove their stage. An entry
- * already present is left alone. The manifest 'mf' is written first if the
- * directory has none, and refreshed after; a directory whose manifest is for
+ * already present is left alone. Stages and manifest drafts of this user
+ * older than o->stale_before are removed first. The manifest 'mf' is
+ * written first if the directory has none, and refreshed after; a directory whose manifest is for
  * another key or CPU is refused whole. Returns 0 when every entry is
  * published or present, -1 otherwise ('why' and the report say what).
  */
 int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
 		      const struct extc_manifest *mf, struct extc_publish_report *rep,
 		      char *why, size_t whylen);
+
+/*
+ * The stale_before for a publish at 'now' (CLOCK_REALTIME) under the
+ * admin's publish_timeout: older than any running publisher's stage can be.
+ */
+void extc_warm_stale_limit(uint32_t publish_timeout_s, const struct timespec *now,
+			   struct timespec *limit);
 
 /*
  * Copy the contents of directory 'srcfd' into the empty directory 'dstfd'

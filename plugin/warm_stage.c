@@ -327,6 +327,98 @@ static void publish_plain(struct pub *p, int srcfd, struct level *dst, const cha
 	closedir(d);
 }
 
+static bool before(const struct timespec *t, const struct timespec *limit)
+{
+	return (t->tv_sec < limit->tv_sec ||
+		(t->tv_sec == limit->tv_sec && t->tv_nsec < limit->tv_nsec));
+}
+
+/*
+ * A publisher killed at its deadline leaves its stage (or its manifest
+ * draft) where it was working. Only this user's, and only those unchanged
+ * since long before any publisher could still be running, are removed:
+ * ctime, because a stage keeps its source's mtime and nobody can set ctime.
+ */
+static void sweep_level(struct pub *p, int levelfd, bool drafts)
+{
+	struct extc_rm_report rm;
+	struct dirent *de;
+	DIR *d = extc_warm_opendir(levelfd);
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL && !past_deadline(p)) {
+		struct stat sb;
+
+		if (!extc_has_prefix(de->d_name, EXTC_WARM_STAGE_PREFIX) &&
+		    !(drafts && extc_has_prefix(de->d_name, EXTC_MANIFEST_NAME ".")))
+			continue;
+		if (fstatat(levelfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    sb.st_uid != geteuid() || !before(&sb.st_ctim, &p->o->stale_before))
+			continue;
+		if (extc_rm_tree_at(levelfd, de->d_name, NULL, &rm) == 0)
+			p->rep->abandoned++;
+	}
+	closedir(d);
+}
+
+static void sweep_groups(struct pub *p, int torchfd)
+{
+	struct dirent *de;
+	DIR *d = extc_warm_opendir(torchfd);
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL && !past_deadline(p)) {
+		int groupfd;
+
+		if (!extc_warm_is_pyver_group(de->d_name) ||
+		    (groupfd = openat(torchfd, de->d_name, EXTC_DIR_OPEN_FLAGS)) < 0)
+			continue;
+		sweep_level(p, groupfd, false);
+		close(groupfd);
+	}
+	closedir(d);
+}
+
+/* Where stages are made: DIR, each variable's level, and torch's pyXY_cu groups. */
+static void sweep_abandoned(struct pub *p, int dirfd)
+{
+	size_t i;
+
+	if (p->o->stale_before.tv_sec == 0 && p->o->stale_before.tv_nsec == 0)
+		return;
+	sweep_level(p, dirfd, true);
+	for (i = 0; i < p->o->nsubdirs; i++) {
+		int fd = openat(dirfd, p->o->subdirs[i], EXTC_DIR_OPEN_FLAGS);
+
+		if (fd < 0)
+			continue;
+		sweep_level(p, fd, false);
+		if (p->o->torch_subdir != NULL && strcmp(p->o->subdirs[i], p->o->torch_subdir) == 0)
+			sweep_groups(p, fd);
+		close(fd);
+	}
+}
+
+/*
+ * Each publisher is killed at its publish_timeout; twice that, and at least
+ * an hour, leaves room for nodes configured differently and for clock skew
+ * to the file server that stamps the ctime.
+ */
+#define ABANDONED_MIN_AGE_S 3600
+
+void extc_warm_stale_limit(uint32_t publish_timeout_s, const struct timespec *now,
+			   struct timespec *limit)
+{
+	time_t age = 2 * (time_t)publish_timeout_s;
+
+	if (age < ABANDONED_MIN_AGE_S)
+		age = ABANDONED_MIN_AGE_S;
+	*limit = *now;
+	limit->tv_sec -= age;
+}
+
 int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
 		      const struct extc_manifest *mf, struct extc_publish_report *rep,
 		      char *why, size_t whylen)
@@ -354,6 +446,7 @@ int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
 		return (-1);
 	if (extc_manifest_compatible(&there, mf, why, whylen) < 0)
 		return (-1);
+	sweep_abandoned(&p, dirfd);
 	for (i = 0; i < o->nsubdirs && !past_deadline(&p); i++) {
 		struct level sub = { &top, o->subdirs[i], -1 };
 		int srcfd = openat(leaffd, o->subdirs[i], EXTC_DIR_OPEN_FLAGS);

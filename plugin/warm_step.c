@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
@@ -421,13 +422,23 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 	}
 }
 
+static const char *abandoned_text(uint64_t n, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (n > 0)
+		extc_fmt(buf, len, "; removed %llu stages left by killed publishers",
+			 (unsigned long long)n);
+	return (buf);
+}
+
 void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
 			    const char *leaf_path)
 {
 	static struct child_arg a;
 	static struct publish_res r;
 	struct extc_creds cr;
-	char why[512], buf[96], size[64];
+	char why[512], buf[96], size[64], more[96];
+	struct timespec now;
 	int ret;
 
 	if (warm.publish[0] == '\0' || warm.publish_refused)
@@ -435,6 +446,8 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	if (!creds_of(sp, ids, &cr))
 		extc_verbose("the job's supplementary groups are unknown: publishing with its group only");
 	fill_arg(&a, cfg, ids, leaf_path, cfg->publish_timeout);
+	clock_gettime(CLOCK_REALTIME, &now);
+	extc_warm_stale_limit(cfg->publish_timeout, &now, &a.opts.stale_before);
 	shown(warm.publish, buf, sizeof(buf));
 	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, publish_child, &a, &r,
 			   sizeof(r), why, sizeof(why));
@@ -445,10 +458,11 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	extc_warm_size_text(r.rep.copy.bytes, size, sizeof(size));
 	if (ret == 0)
 		extc_verbose("published to %s: %llu new entries (%s), %llu already there, %llu "
-			     "published first by another node, %llu incomplete builds left out, in %.3f s",
+			     "published first by another node, %llu incomplete builds left out, in %.3f s%s",
 			     buf, (unsigned long long)r.rep.published, size,
 			     (unsigned long long)r.rep.present, (unsigned long long)r.rep.lost,
-			     (unsigned long long)r.rep.incomplete, (double)r.ns / 1e9);
+			     (unsigned long long)r.rep.incomplete, (double)r.ns / 1e9,
+			     abandoned_text(r.rep.abandoned, more, sizeof(more)));
 	else
 		extc_error("publishing to %s: %llu entries published, %llu failed: %s", buf,
 			   (unsigned long long)r.rep.published, (unsigned long long)r.rep.failed, r.why);

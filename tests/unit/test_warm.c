@@ -368,6 +368,87 @@ static void test_publish_only_complete_entries(void **state)
 	close(dir);
 }
 
+static void ctime_of(const char *rel, struct timespec *t)
+{
+	struct stat sb;
+
+	assert_int_equal(fstatat(topfd, rel, &sb, AT_SYMLINK_NOFOLLOW), 0);
+	*t = sb.st_ctim;
+}
+
+static void test_publish_removes_only_old_stages_of_this_user(void **state)
+{
+	const struct timespec pause = { 0, 50 * 1000 * 1000 };	/* past a coarse clock tick */
+	struct extc_publish_report rep;
+	struct timespec old, fresh;
+	struct extc_manifest mf;
+	struct extc_warm_opts o;
+	char why[512];
+	int leaf, dir;
+
+	(void)state;
+	opts_init(&o);
+	local_manifest(&mf, "k1");
+	make_cache("s/leaf");
+	/* what a killed publisher leaves at every level it stages in */
+	assert_int_equal(mkdirs("s/pub/torch_extensions/.ext-cache-stage.n9.7.0/sub"), 0);
+	assert_int_equal(mkdirs("s/pub/torch_extensions/py311_cpu/.ext-cache-stage.n9.7.1"), 0);
+	assert_int_equal(mkdirs("s/pub/triton"), 0);
+	put("s/pub/triton/.ext-cache-stage.n9.7.2", "half");
+	put("s/pub/.ext-cache-manifest.n9.7", "half");
+	/* another user's abandoned stage, and look-alikes that are not stages */
+	assert_int_equal(mkdirs("s/pub/triton/.ext-cache-stage.n8.5.0"), 0);
+	assert_int_equal(fchownat(topfd, "s/pub/triton/.ext-cache-stage.n8.5.0", NOBODY, NOBODY,
+				  AT_SYMLINK_NOFOLLOW), 0);
+	put("s/pub/triton/.ext-cache-stagex", "keep");
+	put("s/pub/triton/keep.ext-cache-stage.1", "keep");
+	ctime_of("s/pub/triton/keep.ext-cache-stage.1", &old);
+	nanosleep(&pause, NULL);
+	/* a publisher still at work on another node */
+	assert_int_equal(mkdirs("s/pub/triton/.ext-cache-stage.n7.3.0"), 0);
+	ctime_of("s/pub/triton/.ext-cache-stage.n7.3.0", &fresh);
+	assert_true(old.tv_sec < fresh.tv_sec ||
+		    (old.tv_sec == fresh.tv_sec && old.tv_nsec < fresh.tv_nsec));
+	o.stale_before = fresh;
+	leaf = opendir_at("s/leaf");
+	dir = opendir_at("s/pub");
+	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), 0);
+	assert_int_equal(rep.abandoned, 4);
+	assert_false(there("s/pub/torch_extensions/.ext-cache-stage.n9.7.0"));
+	assert_false(there("s/pub/torch_extensions/py311_cpu/.ext-cache-stage.n9.7.1"));
+	assert_false(there("s/pub/triton/.ext-cache-stage.n9.7.2"));
+	assert_false(there("s/pub/.ext-cache-manifest.n9.7"));
+	assert_true(there("s/pub/.ext-cache-manifest"));
+	assert_true(there("s/pub/triton/.ext-cache-stage.n8.5.0"));
+	assert_true(there("s/pub/triton/.ext-cache-stagex"));
+	assert_true(there("s/pub/triton/keep.ext-cache-stage.1"));
+	assert_true(there("s/pub/triton/.ext-cache-stage.n7.3.0"));
+	assert_int_equal(rep.published, 4);
+	/* without a limit nothing is swept */
+	put("s/pub/triton/.ext-cache-stage.n9.8.0", "half");
+	memset(&o.stale_before, 0, sizeof(o.stale_before));
+	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), 0);
+	assert_int_equal(rep.abandoned, 0);
+	assert_true(there("s/pub/triton/.ext-cache-stage.n9.8.0"));
+	close(leaf);
+	close(dir);
+}
+
+static void test_stale_limit_is_twice_publish_timeout_at_least_an_hour(void **state)
+{
+	const struct timespec now = { 1800000000, 123 };
+	struct timespec limit;
+
+	(void)state;
+	extc_warm_stale_limit(300, &now, &limit);
+	assert_int_equal(limit.tv_sec, now.tv_sec - 3600);
+	assert_int_equal(limit.tv_nsec, 123);
+	extc_warm_stale_limit(7200, &now, &limit);
+	assert_int_equal(limit.tv_sec, now.tv_sec - 14400);
+	extc_warm_stale_limit(86400, &now, &limit);
+	assert_int_equal(limit.tv_sec, now.tv_sec - 172800);
+}
+
 #define RACERS 3
 
 struct race_result {
@@ -653,6 +734,8 @@ int main(void)
 		cmocka_unit_test(test_seed_max_exceeded_copies_nothing),
 		cmocka_unit_test(test_seed_failure_as_the_user_leaves_nothing),
 		cmocka_unit_test(test_publish_only_complete_entries),
+		cmocka_unit_test(test_publish_removes_only_old_stages_of_this_user),
+		cmocka_unit_test(test_stale_limit_is_twice_publish_timeout_at_least_an_hour),
 		cmocka_unit_test(test_concurrent_publish_one_wins),
 		cmocka_unit_test(test_publish_refuses_a_directory_of_another_key),
 		cmocka_unit_test(test_manifest_round_trip_and_mismatch),
