@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "fstest.h"
+#include "strassert.h"
 
 #define ADV_USER_UID 4242	/* the job's user */
 #define ADV_USER_GID 4242
@@ -128,14 +129,5 @@ int adv_run_small_stack(size_t stack, void *(*fn)(void *), void *arg);
 /* The sysctl helpers: read / write /proc/sys/fs/<name>; -1 on error. */
 int adv_sysctl_get(const char *name);
 int adv_sysctl_set(const char *name, int value);
-
-#define assert_contains(hay, needle)                                                  \
-	do {                                                                            \
-		const char *hay_ = (hay), *needle_ = (needle);                          \
-		if (strstr(hay_, needle_) == NULL) {                                    \
-			print_error("\"%s\" does not contain \"%s\"\n", hay_, needle_); \
-			fail();                                                         \
-		}                                                                       \
-	} while (0)
 
 #endif /* EXTC_ADV_H_ */

@@ -11,25 +11,8 @@
 #include <string.h>
 
 #include "config.h"
+#include "strassert.h"
 #include "text.h"
-
-#define assert_contains(hay, needle)                                                  \
-	do {                                                                            \
-		const char *hay_ = (hay), *needle_ = (needle);                          \
-		if (strstr(hay_, needle_) == NULL) {                                    \
-			print_error("\"%s\" does not contain \"%s\"\n", hay_, needle_); \
-			fail();                                                         \
-		}                                                                       \
-	} while (0)
-
-#define assert_starts_with(str, prefix)                                                 \
-	do {                                                                              \
-		const char *str_ = (str), *prefix_ = (prefix);                            \
-		if (strncmp(str_, prefix_, strlen(prefix_)) != 0) {                       \
-			print_error("\"%s\" does not start with \"%s\"\n", str_, prefix_); \
-			fail();                                                           \
-		}                                                                         \
-	} while (0)
 
 static bool printable_ascii(const char *s)
 {

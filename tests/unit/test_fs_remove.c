@@ -25,18 +25,10 @@
 #include "fs_ident.h"
 #include "fs_remove.h"
 #include "fstest.h"
+#include "strassert.h"
 
 #define USER_UID 4242
 #define USER_GID 4243
-
-#define assert_contains(hay, needle)                                                  \
-	do {                                                                            \
-		const char *hay_ = (hay), *needle_ = (needle);                          \
-		if (strstr(hay_, needle_) == NULL) {                                    \
-			print_error("\"%s\" does not contain \"%s\"\n", hay_, needle_); \
-			fail();                                                         \
-		}                                                                       \
-	} while (0)
 
 /* Every test: its own directory, and the descriptor count it must end with. */
 struct fx {

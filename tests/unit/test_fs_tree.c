@@ -27,20 +27,12 @@
 #include "fs_tree.h"
 #include "fstest.h"
 #include "layout.h"
+#include "strassert.h"
 
 #define USER_UID 4242
 #define USER_GID 4242
 #define OTHER_UID 4343
 #define JOBID 77
-
-#define assert_contains(hay, needle)                                                  \
-	do {                                                                            \
-		const char *hay_ = (hay), *needle_ = (needle);                          \
-		if (strstr(hay_, needle_) == NULL) {                                    \
-			print_error("\"%s\" does not contain \"%s\"\n", hay_, needle_); \
-			fail();                                                         \
-		}                                                                       \
-	} while (0)
 
 /* Format a path into a PATH_MAX buffer; a test bug if it does not fit. */
 static void pathf(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

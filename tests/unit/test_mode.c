@@ -11,24 +11,7 @@
 #include <string.h>
 
 #include "mode.h"
-
-#define assert_contains(hay, needle)                                                  \
-	do {                                                                            \
-		const char *hay_ = (hay), *needle_ = (needle);                          \
-		if (strstr(hay_, needle_) == NULL) {                                    \
-			print_error("\"%s\" does not contain \"%s\"\n", hay_, needle_); \
-			fail();                                                         \
-		}                                                                       \
-	} while (0)
-
-#define assert_not_contains(hay, needle)                                          \
-	do {                                                                        \
-		const char *hay_ = (hay), *needle_ = (needle);                      \
-		if (strstr(hay_, needle_) != NULL) {                                \
-			print_error("\"%s\" contains \"%s\"\n", hay_, needle_);     \
-			fail();                                                     \
-		}                                                                   \
-	} while (0)
+#include "strassert.h"
 
 /* A message is safe for a log line or a terminal: printable ASCII only. */
 static bool printable_ascii(const char *s)
