@@ -3,7 +3,9 @@
 # PyTorch JIT op of tests/integration/torch (extload.py):
 #   1. job 1 builds on every node and publishes (--ext-cache-publish=DIR, DIR
 #      in the user's home, which every lab node sees, as NFS would): all three
-#      nodes publish the same entry at once, DIR ends with one complete entry
+#      nodes publish the same entry at once, DIR ends with one complete entry;
+#      1b. three nodes whose steps end at one instant race to publish a large
+#      entry: one wins, the others see they lost, DIR holds one whole copy
 #   2. job 2 is seeded from DIR (--ext-cache-seed=DIR) and loads the op on every
 #      node without compiling: CXX is a wrapper that logs every compile and link
 #   3. the admin's seed= pattern seeds a job that names no seed
@@ -124,6 +126,57 @@ t_eq "1: the published op imports and works as it is" 1 "$(lab_user "$PY" -c '
 import sys, importlib.util as u, torch
 s = u.spec_from_file_location("extc_w", sys.argv[1]); m = u.module_from_spec(s); s.loader.exec_module(m)
 print(m.version())' "$PUB/torch_extensions/extc_w/extc_w.so" 2>&1 | tail -n1)"
+
+# ==================================================================================
+# 1b. the race itself: the 3 nodes' steps end at one instant and publish a 96 MiB
+#     entry of the same name with different contents; copying it takes long
+#     enough that every node starts before any finishes. Up to 3 rounds until
+#     a node reports it lost; every round must leave DIR consistent.
+# ==================================================================================
+cat >"$LAB/work/race.sh" <<'RACE'
+#!/bin/bash
+# race.sh BARRIER: a 96 MiB triton entry unique to this node, then wait for all 3 nodes
+set -e
+mkdir -p "$TRITON_CACHE_DIR"
+{ echo "$SLURMD_NODENAME"; head -c 100663296 /dev/urandom; } >"$TRITON_CACHE_DIR/big"
+echo "SHA $SLURMD_NODENAME $(sha256sum <"$TRITON_CACHE_DIR/big" | cut -d' ' -f1) $SLURM_JOB_ID"
+touch "$1/$SLURMD_NODENAME"
+for _ in $(seq 12000); do
+    [ "$(ls "$1" | wc -l)" -ge 3 ] && exit 0
+    sleep 0.005
+done
+echo "barrier: timed out" >&2
+exit 1
+RACE
+chmod 755 "$LAB/work/race.sh"
+raced=0
+for round in 1 2 3; do
+    RDIR=$W/race-$round
+    lab_user mkdir -p "$RDIR.bar"
+    srun_user out -N3 --ntasks-per-node=1 --ext-cache=local --ext-cache-publish="$RDIR" \
+        "$LAB/work/race.sh" "$RDIR.bar"
+    jr=$(grep '^SHA ' <<<"$out" | head -n1 | awk '{print $4}')
+    lab_wait_idle 60 >/dev/null
+    t_eq "1b round $round: the step ran on 3 nodes" 3 "$(grep -c '^SHA ' <<<"$out")"
+    t_eq "1b round $round: DIR/triton holds the one entry" "big" "$(ls -A "$RDIR/triton" 2>&1)"
+    t_contains "1b round $round: the entry is one node's whole file" \
+        "$(sha256sum <"$RDIR/triton/big" 2>&1 | cut -d' ' -f1)" "$(grep '^SHA ' <<<"$out" | awk '{print $3}')"
+    t_eq "1b round $round: no stage left in DIR" "" "$(find "$RDIR" -name '.ext-cache-*.*' 2>&1)"
+    lines=$(slurmd_lines "$jr" | grep "published to $RDIR:")
+    t_eq "1b round $round: each node logged its publish, none failed" "3 0" \
+        "$(grep -c . <<<"$lines") $(slurmd_lines "$jr" | grep -ci 'error')"
+    counts=$(grep -oE '[0-9]+ new entries|[0-9]+ already there|[0-9]+ published first by another node' <<<"$lines" |
+        awk '/new/ {p += $1} /already/ {a += $1} /first/ {l += $1} END {print p + 0, a + 0, l + 0}')
+    t_note "  round $round (job $jr): published, already there, lost = $counts"
+    t_eq "1b round $round: one node renamed it in, the 2 others found it there or lost" "1 2" \
+        "$(awk '{print $1, $2 + $3}' <<<"$counts")"
+    if [ "$(awk '{print $3}' <<<"$counts")" -ge 1 ]; then
+        raced=1
+        break
+    fi
+done
+t_eq "1b: a node lost the race to another (publishers overlapped) within 3 rounds" 1 "$raced"
+lab_user rm -rf "$W"/race-*
 
 # ==================================================================================
 # 2. seeded: loads on every node without compiling
