@@ -75,9 +75,10 @@ struct extc_publish_report {
  * publishers of one entry one wins, the others remove their stage. An entry
  * already present is left alone. Stages and manifest drafts of this user
  * older than o->stale_before are removed first. The manifest 'mf' is
- * written first if the directory has none, and refreshed after; a directory whose manifest is for
- * another key or CPU is refused whole. Returns 0 when every entry is
- * published or present, -1 otherwise ('why' and the report say what).
+ * written first if the directory has none, and refreshed after; a
+ * directory whose manifest is for another key or CPU is refused whole.
+ * Returns 0 when every entry is published or present, -1 otherwise ('why'
+ * and the report say what).
  */
 int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
 		      const struct extc_manifest *mf, struct extc_publish_report *rep,
