@@ -112,9 +112,10 @@ int extc_node_slurmd_init(spank_t sp, int ac, char **av)
 static bool sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_policy *pol)
 {
 	struct extc_sweep_report sweep;
+	struct extc_ctl_session ctl = { .timeout_ms = EXTC_CTL_TIMEOUT_MS };
 	char why[512], text[256];
 
-	if (extc_tree_sweep(cfg, pol, extc_ctl_job_alive, NULL, &sweep, why, sizeof(why)) < 0) {
+	if (extc_tree_sweep(cfg, pol, extc_ctl_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
 		extc_error("epilog: sweeping leftovers: %s", why);
 		return (false);
 	}

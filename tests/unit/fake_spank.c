@@ -1,11 +1,15 @@
 /* spank-ext-cache tests: an in-memory stand-in for the spank_* and slurm_* calls of slurmstepd. */
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurm_version.h>
 #include <slurm/spank.h>
 
 #include "fake_spank.h"
@@ -25,6 +29,8 @@ static struct {
 	size_t nlog;
 	slurm_job_info_t jobs[16];	/* what the fake controller knows */
 	size_t njobs;
+	int ctl_errno;			/* its error for an unknown job (0: invalid job id) */
+	enum fake_ctl_fault ctl_fault;
 } fake;
 
 void fake_set_context(spank_context_t ctx)
@@ -46,6 +52,8 @@ void fake_reset(spank_context_t ctx, const struct fake_job *job)
 	fake.ngroups = -1;
 	fake.nlog = 0;
 	fake.njobs = 0;
+	fake.ctl_errno = 0;
+	fake.ctl_fault = FAKE_CTL_ANSWERS;
 }
 
 static char **env_slot(const char *name, bool create)
@@ -268,8 +276,6 @@ FAKE_LOG(slurm_spank_log, "user")
 
 /* ---- the controller, for the leftover sweep ------------------------------- */
 
-static int fake_ctl_errno;
-
 void fake_ctl_set_job(uint32_t jobid, uint32_t state)
 {
 	if (fake.njobs < sizeof(fake.jobs) / sizeof(fake.jobs[0])) {
@@ -279,8 +285,39 @@ void fake_ctl_set_job(uint32_t jobid, uint32_t state)
 	}
 }
 
+void fake_ctl_set_error(int err)
+{
+	fake.ctl_errno = err;
+}
+
+void fake_ctl_set_fault(enum fake_ctl_fault fault)
+{
+	fake.ctl_fault = fault;
+}
+
+/* As 24.11's and 26.05's do to an uninitialised process, on request. */
+void slurm_init(const char *conf)
+{
+	(void)conf;
+	if (fake.ctl_fault == FAKE_CTL_CRASHES) {
+		signal(SIGSEGV, SIG_DFL);	/* not cmocka's handler: die as 26.05 does */
+		raise(SIGSEGV);
+	}
+	if (fake.ctl_fault == FAKE_CTL_FATAL)
+		exit(1);
+	while (fake.ctl_fault == FAKE_CTL_HANGS)
+		pause();
+}
+
+/* The controller's answer, with each release's signature; the error code goes in errno, as libslurm's. */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+int slurm_load_job(job_info_msg_t **resp, slurm_step_id_t step_id, uint16_t show_flags)
+{
+	uint32_t job_id = step_id.job_id;
+#else
 int slurm_load_job(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags)
 {
+#endif
 	size_t i;
 
 	(void)show_flags;
@@ -293,7 +330,7 @@ int slurm_load_job(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags)
 		(*resp)->job_array[0] = fake.jobs[i];
 		return (SLURM_SUCCESS);
 	}
-	fake_ctl_errno = ESLURM_INVALID_JOB_ID;
+	errno = fake.ctl_errno != 0 ? fake.ctl_errno : ESLURM_INVALID_JOB_ID;
 	return (SLURM_ERROR);
 }
 
@@ -302,9 +339,4 @@ void slurm_free_job_info_msg(job_info_msg_t *msg)
 	if (msg != NULL)
 		free(msg->job_array);
 	free(msg);
-}
-
-int slurm_get_errno(void)
-{
-	return (fake_ctl_errno);
 }

@@ -33,6 +33,17 @@ void fake_set_groups(const gid_t *groups, int n);
 
 /* Tell the fake controller about a job (JOB_RUNNING, JOB_COMPLETE, ...); others are unknown. */
 void fake_ctl_set_job(uint32_t jobid, uint32_t state);
+/* The error slurm_load_job gives for a job it does not know (default ESLURM_INVALID_JOB_ID). */
+void fake_ctl_set_error(int err);
+
+/* What slurm_init() does in the process that asks the controller. */
+enum fake_ctl_fault {
+	FAKE_CTL_ANSWERS,	/* nothing: the query goes on */
+	FAKE_CTL_CRASHES,	/* SIGSEGV, as 26.05 */
+	FAKE_CTL_FATAL,		/* exit(1), as Slurm's fatal() */
+	FAKE_CTL_HANGS,		/* never returns */
+};
+void fake_ctl_set_fault(enum fake_ctl_fault fault);
 
 /* Captured log: does any line at 'level' ("error", "info", "verbose", "debug") contain 'needle'? */
 bool fake_log_has(const char *level, const char *needle);

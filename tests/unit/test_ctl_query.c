@@ -1,0 +1,94 @@
+/* spank-ext-cache tests: the leftover sweep's question to slurmctld, and what a failing Slurm API does to it. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/spank.h>
+
+#include "ctl_query.h"
+#include "fake_spank.h"
+
+static const struct fake_job epilog_job = { .uid = 4242, .gid = 4343, .jobid = 5, .stepid = 0 };
+
+static int setup(void **state)
+{
+	(void)state;
+	fake_reset(S_CTX_JOB_SCRIPT, &epilog_job);
+	return (0);
+}
+
+static void test_states_the_controller_reports(void **state)
+{
+	(void)state;
+	fake_ctl_set_job(10, JOB_PENDING);
+	fake_ctl_set_job(11, JOB_RUNNING);
+	fake_ctl_set_job(12, JOB_COMPLETE | JOB_COMPLETING);
+	fake_ctl_set_job(13, JOB_COMPLETE);
+	fake_ctl_set_job(14, JOB_CANCELLED);
+	assert_int_equal(extc_ctl_ask(10, 5000), EXTC_CTL_ALIVE);
+	assert_int_equal(extc_ctl_ask(11, 5000), EXTC_CTL_ALIVE);
+	assert_int_equal(extc_ctl_ask(12, 5000), EXTC_CTL_ALIVE);
+	assert_int_equal(extc_ctl_ask(13, 5000), EXTC_CTL_OVER);
+	assert_int_equal(extc_ctl_ask(14, 5000), EXTC_CTL_OVER);
+	/* unknown to slurmctld: long gone (MinJobAge passed) */
+	assert_int_equal(extc_ctl_ask(15, 5000), EXTC_CTL_OVER);
+}
+
+static void test_an_unreachable_controller_is_doubt(void **state)
+{
+	(void)state;
+	fake_ctl_set_error(SLURM_COMMUNICATIONS_CONNECTION_ERROR);
+	assert_int_equal(extc_ctl_ask(15, 5000), EXTC_CTL_UNKNOWN);
+}
+
+/*
+ * 24.11 ends an uninitialised API call in fatal(), 26.05 in SIGSEGV; the
+ * question runs in a child, so the caller gets doubt and lives on.
+ */
+static void test_a_dying_or_hanging_query_never_takes_the_caller_with_it(void **state)
+{
+	(void)state;
+	fake_ctl_set_job(13, JOB_COMPLETE);
+	fake_ctl_set_fault(FAKE_CTL_CRASHES);
+	assert_int_equal(extc_ctl_ask(13, 5000), EXTC_CTL_UNKNOWN);
+	fake_ctl_set_fault(FAKE_CTL_FATAL);
+	assert_int_equal(extc_ctl_ask(13, 5000), EXTC_CTL_UNKNOWN);
+	fake_ctl_set_fault(FAKE_CTL_HANGS);
+	assert_int_equal(extc_ctl_ask(13, 200), EXTC_CTL_TIMEOUT);
+	fake_ctl_set_fault(FAKE_CTL_ANSWERS);
+	assert_int_equal(extc_ctl_ask(13, 5000), EXTC_CTL_OVER);
+}
+
+static void test_a_sweep_stops_asking_after_the_first_doubt(void **state)
+{
+	struct extc_ctl_session s = { .timeout_ms = 200 };
+
+	(void)state;
+	fake_ctl_set_job(13, JOB_COMPLETE);
+	assert_false(extc_ctl_job_alive(13, &s));
+	fake_ctl_set_fault(FAKE_CTL_HANGS);
+	assert_true(extc_ctl_job_alive(13, &s));
+	assert_true(s.gave_up);
+	assert_true(fake_log_has("info", "did not say whether job 13 is over (no answer in time)"));
+	/* the controller would answer now, but this sweep no longer asks: job 13 is kept */
+	fake_ctl_set_fault(FAKE_CTL_ANSWERS);
+	assert_true(extc_ctl_job_alive(13, &s));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_states_the_controller_reports, setup),
+		cmocka_unit_test_setup(test_an_unreachable_controller_is_doubt, setup),
+		cmocka_unit_test_setup(test_a_dying_or_hanging_query_never_takes_the_caller_with_it, setup),
+		cmocka_unit_test_setup(test_a_sweep_stops_asking_after_the_first_doubt, setup),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
