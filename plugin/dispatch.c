@@ -1,4 +1,6 @@
 /* spank-ext-cache: the SPANK entry points, each forwarding to the module of its context. */
+#include <slurm/slurm_errno.h>
+#include <slurm/slurm_version.h>
 #include <slurm/spank.h>
 
 #include "ctx_client.h"
@@ -6,6 +8,18 @@
 #include "ctx_step.h"
 
 SPANK_PLUGIN(ext_cache, 1);
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+/*
+ * Read by slurmstepd after a failed init. This plugin's init fails there
+ * only for a bad plugstack line, which srun, sbatch and salloc already
+ * refuse at submission: what reaches a node is a job queued before the
+ * line went bad. Failing that job, rather than draining the node and
+ * requeueing the job onto the next node to drain, keeps one typo from
+ * draining a partition.
+ */
+int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
