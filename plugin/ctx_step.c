@@ -273,6 +273,24 @@ int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
  * here, before exec, which srun reports as any failed task. One line per
  * node (local task 0) is enough.
  */
+/*
+ * The node is named in the text: 22.05 and 24.11 put "slurmstepd-NODE:"
+ * in front of what a task's error log shows the user, 26.05 a timestamp.
+ * slurmstepd sets SLURMD_NODENAME in the task's environment before
+ * task_init.
+ */
+static void tell_user(spank_t sp)
+{
+	char node[EXTC_NODE_NAME_MAX + 1], shown[4 * EXTC_NODE_NAME_MAX + 8];
+
+	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) == ESPANK_SUCCESS)
+		extc_escape(node, EXTC_NODE_NAME_MAX, shown, sizeof(shown));
+	else
+		strcpy(shown, "?");
+	extc_error("no private cache on node %s, %s: %s", shown,
+		   step.fail_step ? "failing the step" : "going on without one", step.why);
+}
+
 int extc_step_task_init(spank_t sp, int ac, char **av)
 {
 	int taskid = 0;
@@ -286,8 +304,7 @@ int extc_step_task_init(spank_t sp, int ac, char **av)
 	if (!step.fail_step && !step.warn_step)
 		return (0);
 	if (taskid == 0)
-		extc_error("%s: %s", step.fail_step ? "no private cache on this node, failing the step" :
-			   "no private cache on this node, going on without one", step.why);
+		tell_user(sp);
 	if (step.fail_step)
 		_exit(EXTC_TASK_FAILURE_EXIT);
 	return (0);

@@ -186,8 +186,8 @@ itest_plugstack "required $LAB_PLUGIN base=/var/tmp/squatted"
 lab_node n2 setpriv --reuid="$LAB_USER" --regid="$ITEST_GID" --init-groups mkdir -m 777 /var/tmp/squatted
 out=$(lab_user srun -N3 --ext-cache=local bash -c 'echo "$SLURMD_NODENAME ${SLURM_EXT_CACHE_DIR:-none}"' 2>&1)
 t_check "squatted base, --ext-cache=local: the step fails" test "$?" -ne 0
-t_contains "squatted base: the user is told which node and why" \
-    "slurmstepd-n2: error: ext-cache: job" "$out"
+itest_match "squatted base: the user is told which node and why" \
+    "error: ext-cache: job [0-9]+ step 0: no private cache on node n2, failing the step: " "$out"
 t_contains "squatted base: the message names the directory and the refusal" \
     "/var/tmp/squatted: owned by uid $ITEST_UID with mode 0777" "$out"
 itest_plugstack "required $LAB_PLUGIN base=/var/tmp/squatted default=local"
