@@ -218,8 +218,9 @@ JOB
 job=$(lab_user sbatch --parsable -o "$LAB/work/%j.out" --open-mode=append "$LAB/work/requeue.sh")
 for _ in $(seq 100); do grep -q '^RUN' "$LAB/work/$job.out" 2>/dev/null && break; sleep 0.1; done
 lab_root scontrol requeue "$job"
-# a requeued job waits out a begin-time delay; release it at once
-for _ in $(seq 50); do
+# a requeued job waits out a begin-time delay; release it at once (once it
+# is pending again, after its epilog: bounded at 60 s on a loaded machine)
+for _ in $(seq 300); do
     [ "$(lab_job_state "$job")" = PENDING ] && lab_root scontrol update jobid="$job" starttime=now 2>/dev/null && break
     sleep 0.2
 done

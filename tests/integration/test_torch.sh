@@ -69,6 +69,9 @@ DEFAULT_ROOT=$(lab_user "$PY" -c '
 import sys, torch, torch.utils.cpp_extension as c
 cu = "cpu" if torch.version.cuda is None else "cu" + torch.version.cuda.replace(".", "")
 print("%s/py%d%d_%s" % (c.get_default_build_root(), sys.version_info[0], sys.version_info[1], cu))' 2>/dev/null)
+TORCH_VERSION=$(lab_user "$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)
+TORCH_MM=$(cut -d. -f1,2 <<<"$TORCH_VERSION")
+t_note "torch $TORCH_VERSION"
 t_eq "the user's default extensions root is in the shared home" \
     "$HOME_EXT/py$(lab_user "$PY" -c 'import sys; print("%d%d" % sys.version_info[:2])')_cpu" "$DEFAULT_ROOT"
 clean_home() { rm -rf -- "$HOME_EXT"; }
@@ -231,20 +234,41 @@ t_note "Scenario 2: a build killed (SIGKILL) after $(since "$t0") s (job ${kille
 t_check "s2: the killed build left torch's lock in the user's default cache" test -e "$lock"
 t_check "s2: ... and no built op" test ! -e "$DEFAULT_ROOT/extc_s2/extc_s2.so"
 
-# Without the plugin: every later load() of that op hangs on the lock.
+# Without the plugin: on the torch versions whose cpp_extension waits for the
+# lock file to disappear (torch/utils/file_baton.py's FileBaton, polling
+# os.path.exists), every later load() of that op hangs on the lock. torch
+# 2.14 holds an OS advisory lock on the file instead, which died with the
+# killed build: the next load() just builds. The expectation is recorded per
+# version that was run here; a version with none fails until measured.
+case $TORCH_MM in
+    1.13 | 2.6) stale_lock_hangs=1 ;;
+    2.14) stale_lock_hangs=0 ;;
+    *) stale_lock_hangs=unknown ;;
+esac
+t_check "s2: an expectation is recorded for torch $TORCH_VERSION's stale lock" test "$stale_lock_hangs" != unknown
 run_ext "$HANG_TIMEOUT" extc_s2 -N3 --ntasks-per-node=1
 figures "Scenario 2 without the plugin: srun -N3 under timeout $HANG_TIMEOUT"
-t_eq "s2 without the plugin: srun killed by the timeout after ${HANG_TIMEOUT}s (exit 124)" 124 "$RC"
-t_eq "s2 without the plugin: all 3 ranks got as far as 'Using $DEFAULT_ROOT as PyTorch extensions root...'" 3 \
-    "$(grep -cF "Using $DEFAULT_ROOT as PyTorch extensions root..." <<<"$OUT")"
-t_eq "s2 without the plugin: no rank loaded the op" 0 "$(grep -c . <<<"$RES")"
-t_eq "s2 without the plugin: no rank started a build (every one was stuck on the stale lock)" 0 \
-    "$(grep -c 'Building extension module' <<<"$OUT")"
+if [ "$stale_lock_hangs" = 1 ]; then
+    t_eq "s2 without the plugin (torch $TORCH_MM): srun killed by the timeout after ${HANG_TIMEOUT}s (exit 124)" 124 "$RC"
+    t_eq "s2 without the plugin: all 3 ranks got as far as 'Using $DEFAULT_ROOT as PyTorch extensions root...'" 3 \
+        "$(grep -cF "Using $DEFAULT_ROOT as PyTorch extensions root..." <<<"$OUT")"
+    t_eq "s2 without the plugin: no rank loaded the op" 0 "$(grep -c . <<<"$RES")"
+    t_eq "s2 without the plugin: no rank started a build (every one was stuck on the stale lock)" 0 \
+        "$(grep -c 'Building extension module' <<<"$OUT")"
+    S2_HANG="torch $TORCH_MM: timed out after ${SECS}s (rc $RC), $(grep -cF "Using $DEFAULT_ROOT" <<<"$OUT")/3 ranks stuck after 'Using $DEFAULT_ROOT ...', 0 results"
+else
+    t_eq "s2 without the plugin (torch $TORCH_MM): the stale lock does not hang, srun exits 0" 0 "$RC"
+    t_eq "s2 without the plugin: all 3 ranks loaded the op from the shared home" 3 "$(grep -c . <<<"$RES")"
+    S2_HANG="torch $TORCH_MM: no hang, completed in ${SECS}s (rc $RC), $(grep -c . <<<"$RES")/3 results"
+fi
 t_note "  what the user saw:"
 while IFS= read -r l; do t_note "    $l"; done < <(grep -v '^No CUDA runtime' <<<"$OUT" | head -n 12)
 lab_user scancel -u "$LAB_USER" 2>/dev/null
 lab_wait_idle 30 >/dev/null
-S2_HANG="timed out after ${SECS}s (rc $RC), $(grep -cF "Using $DEFAULT_ROOT" <<<"$OUT")/3 ranks stuck after 'Using $DEFAULT_ROOT ...', 0 results"
+if [ "$stale_lock_hangs" = 0 ]; then
+    # the same lock, planted again, for the run with the plugin below
+    mkdir -p "$(dirname "$lock")" && : >"$lock" && chown "$LAB_USER:" "$lock"
+fi
 
 # With the plugin: the same job, lock still in place, completes.
 run_ext "$RUN_TIMEOUT" extc_s2 -N3 --ntasks-per-node=1 --ext-cache=local
