@@ -54,6 +54,7 @@ if ! { autoreconf -fi && ./configure --enable-werror && make -j2; } >"$logdir/bu
 fi
 
 step "unit tests (make check)"
+echo "# dependencies and build took $SECONDS s"
 make -j2 check >"$logdir/unit.log" 2>&1
 rc=$?
 cat tests/unit/*.log tests/adversarial/*.log tests/fault/*.log >"$logdir/unit-detail.log" 2>/dev/null
@@ -69,13 +70,20 @@ if [ "$rc" -ne 0 ]; then
     [ "$(grep -c '^FAIL\|^ERROR' "$logdir/unit.log")" -gt 0 ] && failed=$((failed + 1))
 fi
 
-# every other suite prints ok/not ok lines and closes with "N passed, M failed"
-for suite in tests/integration/test_*.sh tests/packaging/test_*.sh tests/run-hardening.sh; do
+# every other suite prints ok/not ok lines and closes with "N passed, M failed";
+# the other Slurm releases (24.11 in Debian 13, 26.05 in Debian forky) run
+# their suites in chroots of their own (tests/releases/run-release.sh)
+for suite in tests/integration/test_*.sh tests/packaging/test_*.sh \
+    tests/releases/run-release.sh:trixie tests/releases/run-release.sh:forky tests/run-hardening.sh; do
+    args=()
+    case $suite in *:*) args=("${suite#*:}") suite=${suite%:*} ;; esac
     [ -f "$suite" ] || continue
-    name=$(basename "$(dirname "$suite")")-$(basename "$suite" .sh)
+    name=$(basename "$(dirname "$suite")")-$(basename "$suite" .sh)${args[0]:+-${args[0]}}
     step "$name"
-    bash "$suite" >"$logdir/$name.log" 2>&1
+    t0=$SECONDS
+    bash "$suite" "${args[@]}" >"$logdir/$name.log" 2>&1
     rc=$?
+    echo "# $name took $((SECONDS - t0)) s"
     grep -E '^(not ok|[0-9]+ passed)' "$logdir/$name.log"
     count_from "$logdir/$name.log" plain
     if [ "$rc" -ne 0 ]; then
@@ -85,6 +93,7 @@ for suite in tests/integration/test_*.sh tests/packaging/test_*.sh tests/run-har
 done
 
 step "summary"
+echo "# the whole run took $SECONDS s"
 [ -n "$failed_suites" ] && echo "failing suites:$failed_suites (logs in $logdir)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ -z "$failed_suites" ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,177 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Debian chroots that carry another Slurm release, for the release suites.
+#
+#   rel_known SUITE            is SUITE one this file can build (trixie, forky)
+#   rel_root SUITE             the chroot's directory
+#   rel_make SUITE             a fresh chroot: a copy of the pristine base (made once
+#                              with debootstrap from the host's Debian mirror, plus
+#                              REL_BUILD_PKGS), so every run starts headers-only
+#   rel_mount SUITE            bind the chroot onto itself, /proc, /sys, /dev,
+#                              /dev/pts, a fresh /dev/shm, and the release's kept
+#                              apt archive (downloads are reused across runs)
+#   rel_umount SUITE           kill what still runs inside, undo rel_mount (and any
+#                              mount a suite left inside)
+#   rel_apt SUITE PKG...       apt-get install inside, no recommends, no daemons
+#   rel_run SUITE CMD...       run CMD inside as root with a clean environment
+#
+# Facts this relies on (shared/design/slurm-releases.md): debootstrap of the
+# host's Debian 12 knows trixie but not forky, whose script is sid's; forky's
+# Release file may expire before this machine's clock; unshare -m inside a
+# chroot needs the chroot to be a mount point of its own.
+
+REL_TOP=${EXTC_RELEASES_DIR:-/var/lib/ext-cache-releases}
+# What every release's suites need inside: the build tools, the Slurm
+# daemons, munge, the filesystems of the root-only unit tests, the packaging
+# tools, and that release's own PyTorch with the headers its JIT needs.
+REL_BUILD_PKGS="build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev
+    e2fsprogs xfsprogs btrfs-progs fuse3 util-linux procps psmisc kmod git ca-certificates"
+REL_RUN_PKGS="slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
+    python3 python3-dev python3-torch libtorch-dev pybind11-dev ninja-build g++
+    dpkg-dev debhelper fakeroot lintian rpm cpio man-db groff-base"
+
+rel_known() { case ${1:-} in trixie | forky) return 0 ;; *) return 1 ;; esac; }
+
+rel_root() { echo "$REL_TOP/$1"; }
+
+_rel_err() { echo "releases: $*" >&2; }
+
+# The host's Debian mirror: the first URIs line of its deb822 sources, or the
+# first deb line of sources.list.
+_rel_mirror() {
+    local m
+    m=$(awk '$1 == "URIs:" && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null)
+    [ -n "$m" ] || m=$(awk '$1 == "deb" && $0 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+    echo "${m:-http://deb.debian.org/debian}"
+}
+
+_rel_install_host_tools() {
+    command -v debootstrap >/dev/null 2>&1 && return 0
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+        --no-install-recommends debootstrap >/dev/null ||
+        { _rel_err "cannot install debootstrap"; return 1; }
+}
+
+# _rel_base SUITE: the pristine base, made once.
+_rel_base() {
+    local suite=$1 base mirror script=
+    base=$REL_TOP/$suite.base
+    [ -f "$base/.extc-complete" ] && return 0
+    _rel_install_host_tools || return 1
+    mirror=$(_rel_mirror)
+    # the host's debootstrap has no script named forky: sid's is the same shape
+    [ "$suite" = forky ] && [ ! -e "/usr/share/debootstrap/scripts/forky" ] &&
+        script=/usr/share/debootstrap/scripts/sid
+    _rel_umount_dir "$base"
+    rm -rf --one-file-system -- "$base"
+    mkdir -p -- "$base" || return 1
+    # shellcheck disable=SC2086
+    debootstrap --variant=minbase "$suite" "$base" "$mirror" $script ||
+        { _rel_err "debootstrap $suite failed"; return 1; }
+    printf 'deb %s %s main\n' "$mirror" "$suite" >"$base/etc/apt/sources.list"
+    # forky's Release file can carry a Valid-Until before this machine's clock
+    echo 'Acquire::Check-Valid-Until "false";' >"$base/etc/apt/apt.conf.d/90extc-valid-until"
+    printf '#!/bin/sh\nexit 101\n' >"$base/usr/sbin/policy-rc.d" && chmod 0755 "$base/usr/sbin/policy-rc.d"
+    _rel_mount_dir "$base" "$REL_TOP/$suite.archives" || return 1
+    # shellcheck disable=SC2086
+    _rel_apt_in "$base" $REL_BUILD_PKGS
+    local rc=$?
+    _rel_umount_dir "$base"
+    [ "$rc" -eq 0 ] || { _rel_err "installing the build packages into $suite failed"; return 1; }
+    touch "$base/.extc-complete"
+}
+
+rel_make() {
+    local suite=$1 root
+    rel_known "$suite" || { _rel_err "unknown release suite: $suite"; return 1; }
+    root=$(rel_root "$suite")
+    _rel_base "$suite" || return 1
+    _rel_umount_dir "$root"
+    rm -rf --one-file-system -- "$root" && cp -a -- "$REL_TOP/$suite.base" "$root"
+}
+
+_rel_is_mount() { mountpoint -q -- "$1" 2>/dev/null; }
+
+_rel_mount_dir() {
+    local root=$1 archives=$2
+    [ -d "$root" ] || { _rel_err "no chroot at $root"; return 1; }
+    _rel_is_mount "$root" || mount --bind -- "$root" "$root" || return 1
+    mount --make-private -- "$root" || return 1
+    _rel_is_mount "$root/proc" || mount -t proc proc "$root/proc" || return 1
+    _rel_is_mount "$root/sys" || mount --bind /sys "$root/sys" || return 1
+    _rel_is_mount "$root/dev" || mount --bind /dev "$root/dev" || return 1
+    _rel_is_mount "$root/dev/pts" || mount --bind /dev/pts "$root/dev/pts" || return 1
+    mkdir -p "$root/dev/shm" "$archives/partial"
+    _rel_is_mount "$root/dev/shm" || mount -t tmpfs -o mode=1777,nosuid,nodev shm "$root/dev/shm" || return 1
+    _rel_is_mount "$root/var/cache/apt/archives" || mount --bind -- "$archives" "$root/var/cache/apt/archives" || return 1
+    cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
+    return 0
+}
+
+_rel_umount_dir() {
+    _rel_is_mount "$1" || return 0
+    # everything at or below the chroot, deepest first
+    umount -R -- "$1" 2>/dev/null || umount -R -l -- "$1"
+}
+
+rel_mount() { _rel_mount_dir "$(rel_root "$1")" "$REL_TOP/$1.archives"; }
+
+# Every process whose root is the chroot (a lab a killed suite left
+# running, a job's task): SIGKILL, then wait (bounded) for them to go.
+rel_kill_procs() {
+    local root p i left
+    root=$(realpath -m -- "$(rel_root "$1")")
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        left=
+        for p in /proc/[0-9]*; do
+            [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] || continue
+            left="$left ${p#/proc/}"
+            kill -KILL "${p#/proc/}" 2>/dev/null
+        done
+        [ -z "$left" ] && return 0
+        sleep 0.2
+    done
+    _rel_err "processes left in the $1 chroot:$left"
+    return 1
+}
+
+rel_umount() {
+    rel_kill_procs "$1"
+    _rel_umount_dir "$(rel_root "$1")"
+}
+
+# rel_run SUITE CMD...: as root inside, cwd /, environment: PATH HOME LANG
+# TERM and the variables named in REL_PASS_ENV.
+rel_run() {
+    local suite=$1 root v
+    shift
+    root=$(rel_root "$suite")
+    local -a envs=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+        LANG=C.UTF-8 TERM=dumb)
+    for v in ${REL_PASS_ENV:-}; do
+        [ -n "${!v+x}" ] && envs+=("$v=${!v}")
+    done
+    chroot "$root" /usr/bin/env -i "${envs[@]}" "$@"
+}
+
+rel_apt() {
+    local suite=$1
+    shift
+    _rel_apt_in "$(rel_root "$suite")" "$@"
+}
+
+_rel_apt_in() {
+    local root=$1
+    shift
+    # shellcheck disable=SC2016
+    chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 bash -c '
+        export DEBIAN_FRONTEND=noninteractive
+        missing=$(dpkg-query -W -f="\${Package} \${Status}\n" "$@" 2>/dev/null |
+            awk "\$NF == \"installed\" {print \$1}" | sort | comm -13 - <(printf "%s\n" "$@" | sort))
+        [ -z "$missing" ] && exit 0
+        if [ ! -e /var/lib/apt/.extc-updated ]; then
+            apt-get -o DPkg::Lock::Timeout=600 update -qq || exit 1
+            touch /var/lib/apt/.extc-updated
+        fi
+        apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing' extc-apt "$@"
+}

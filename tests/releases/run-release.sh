@@ -1,0 +1,160 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# One other Slurm release, for real: in a Debian chroot of that release
+# (tests/releases/chroot.sh), with its own Slurm, munge, gcc and PyTorch:
+#   1. headers only (libslurm-dev, no Slurm plugins): README's "From source"
+#      recipe, verbatim, configures with a warning, builds, passes make check
+#      and installs into ${libdir}/slurm
+#   2. the Slurm daemons: a build with warnings as errors, then the
+#      integration suites on that release's own 3-node lab cluster, each
+#      slurmd in a private mount namespace
+#   3. the packages: the .deb built there, depending on exactly that Slurm,
+#      installed with apt and running a job; the RPM built against its headers
+#
+#   tests/releases/run-release.sh trixie|forky [SUITE...]
+#
+# SUITEs are names of tests/integration/test_*.sh or tests/packaging/test_*.sh
+# (default: REL_SUITES below). Must run as root. Prints ok/not ok lines and
+# ends with "N passed, M failed" counting every test of every suite run.
+# Logs: $EXTC_TEST_LOGS/release-SUITE/ (default tests/logs).
+set -u
+REL_DIR=$(cd "$(dirname "$0")" && pwd)
+REL_SRC=$(cd "$REL_DIR/../.." && pwd)
+# shellcheck source=chroot.sh
+. "$REL_DIR/chroot.sh"
+# shellcheck source=../integration/lib/assert.sh
+. "$REL_DIR/../integration/lib/assert.sh"
+
+# Which suites run on every release, and why the others do not: see README
+# ("Compatibility") for the table.
+REL_SUITES="integration/test_core integration/test_lifecycle integration/test_warm
+    integration/test_torch integration/test_init_failure packaging/test_deb packaging/test_rpm"
+
+suite=${1:-}
+shift
+rel_known "$suite" || { echo "usage: $0 trixie|forky [SUITE...]" >&2; exit 2; }
+[ "$#" -gt 0 ] && REL_SUITES="$*"
+[ "$(id -u)" -eq 0 ] || { t_fail "running as root" "$0 builds chroots and starts Slurm"; t_summary; exit 1; }
+
+logs=${EXTC_TEST_LOGS:-$REL_SRC/tests/logs}/release-$suite
+mkdir -p "$logs"
+root=$(rel_root "$suite")
+T0=$EPOCHREALTIME
+since() {
+    local a=${1/[.,]/} b=${EPOCHREALTIME/[.,]/}
+    echo $(((b - a) / 1000000))
+}
+
+fail_end() { t_fail "$1" "$2"; finish; }
+finish() {
+    rel_umount "$suite"
+    t_note "release $suite took $(since "$T0") s"
+    t_summary
+    exit $?
+}
+trap 'rel_umount "$suite"' EXIT
+
+# ---- the chroot ----------------------------------------------------------------------
+t1=$EPOCHREALTIME
+rel_make "$suite" >"$logs/debootstrap.out" 2>&1 || fail_end "debootstrap $suite" "$(tail -n 20 "$logs/debootstrap.out")"
+rel_mount "$suite" || fail_end "mount the $suite chroot" "rel_mount failed"
+rel_apt "$suite" $REL_BUILD_PKGS >"$logs/apt-build.log" 2>&1 ||
+    fail_end "$suite: build packages installed" "$(tail -n 20 "$logs/apt-build.log")"
+t_pass "$suite chroot with the build packages ($(since "$t1") s)"
+slurm=$(awk '$2 == "SLURM_VERSION_NUMBER" {print $3}' "$root/usr/include/slurm/slurm_version.h")
+slurm=$(printf '%d.%02d.%d' $((slurm >> 16 & 255)) $((slurm >> 8 & 255)) $((slurm & 255)))
+t_note "$suite: Slurm $slurm headers, $(rel_run "$suite" gcc --version | head -n1)"
+
+# copy_source DEST: the tree as git has it (tracked and untracked-not-ignored files)
+copy_source() {
+    local dest=$root$1 f
+    rm -rf --one-file-system -- "$dest" && mkdir -p -- "$dest" || return 1
+    (
+        cd "$REL_SRC" || exit 1
+        if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+            git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+                [ -e "$f" ] || [ -L "$f" ] || continue
+                printf '%s\0' "$f"
+            done | tar --null -T - -cf -
+        else
+            tar --exclude=./tests/logs -cf - .
+        fi
+    ) | tar -C "$dest" -xf -
+}
+
+# ---- 1. headers only: README's recipe, verbatim --------------------------------------------
+recipe_phase() {
+    local recipe rc
+    t_check "$suite: headers only (libslurm-dev, none of Slurm's plugins)" \
+        rel_run "$suite" sh -c '! ls /usr/lib/*/slurm-wlm/auth_munge.so /usr/lib/*/slurm-wlm/select_cons_tres.so'
+    recipe=$(awk '/^\*\*From source:\*\*/ {f = 1; next} f && /^    / {print substr($0, 5); n++; next}
+        f && n && !/^$/ {exit}' "$REL_SRC/README.md")
+    t_check "README has a From source recipe" test -n "$recipe"
+    copy_source /build/recipe || fail_end "copy the source tree into the chroot" "tar failed"
+    rel_run "$suite" bash -e -c "cd /build/recipe && $recipe" </dev/null >"$logs/recipe.log" 2>&1
+    rc=$?
+    t_eq "$suite: README's From source recipe runs verbatim (apt-get, autoreconf, configure, make, make check, make install)" \
+        0 "$rc" || t_note "$(tail -n 30 "$logs/recipe.log")"
+    t_contains "$suite: configure warns that Slurm's plugin directory was not found" \
+        "WARNING: Slurm's plugin directory was not found" "$(cat "$logs/recipe.log")"
+    t_check "$suite: make install put the plugin in \${libdir}/slurm" test -f "$root/usr/local/lib/slurm/ext_cache.so"
+    t_check "$suite: the recipe's make check passed every program" grep -qE '^# FAIL: +0$' "$logs/recipe.log"
+    t_note "$(grep -E '^# (TOTAL|PASS|FAIL|ERROR|SKIP|XFAIL)' "$logs/recipe.log" | paste -sd' ' -)"
+    # the cmocka tests of that make check count one by one in the totals
+    cat "$root"/build/recipe/tests/{unit,adversarial,fault}/*.log >"$logs/unit-detail.log" 2>/dev/null
+    p=$(grep -h '^\[  PASSED  \] [0-9]* test' "$logs/unit-detail.log" | awk '{s += $4} END {print s + 0}')
+    f=$(grep -h '^\[  FAILED  \] [0-9]* test' "$logs/unit-detail.log" | awk '{s += $4} END {print s + 0}')
+    t_note "$suite: make check's cmocka tests: $p passed, $f failed"
+    T_PASSED=$((T_PASSED + p))
+    T_FAILED=$((T_FAILED + f))
+    rel_run "$suite" sh -c 'cd /build/recipe && make uninstall' >/dev/null 2>&1
+}
+# (EXTC_REL_RECIPE=0 leaves it out while working on the later phases; CI never sets it)
+if [ "${EXTC_REL_RECIPE:-1}" = 0 ]; then
+    t_note "$suite: README's recipe left out (EXTC_REL_RECIPE=0)"
+else
+    recipe_phase
+fi
+
+# ---- 2. the daemons and the integration suites ----------------------------------------------
+t1=$EPOCHREALTIME
+rel_apt "$suite" $REL_RUN_PKGS >"$logs/apt-run.log" 2>&1 ||
+    fail_end "$suite: Slurm, munge and PyTorch installed" "$(tail -n 20 "$logs/apt-run.log")"
+t_pass "$suite: Slurm daemons, munge, PyTorch and the packaging tools installed ($(since "$t1") s)"
+t_note "$suite: $(rel_run "$suite" slurmd -V), torch $(rel_run "$suite" python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+copy_source /build/src || fail_end "copy the source tree into the chroot" "tar failed"
+rel_run "$suite" bash -c 'cd /build/src && autoreconf -fi && ./configure --enable-werror && make -j2 &&
+    make -j2 check TESTS=' </dev/null >"$logs/build.log" 2>&1
+t_eq "$suite: the plugin and the test programs build with -Werror against Slurm $slurm" 0 "$?" ||
+    fail_end "$suite: build" "$(tail -n 30 "$logs/build.log")"
+
+# Each release's lab has its own directory and ports, so it can never be
+# mistaken for the host's lab (the lab finds its processes by these).
+case $suite in
+    trixie) port=16917 ;;
+    forky) port=17017 ;;
+esac
+export EXTC_LAB=/var/lib/$suite-ext-cache-lab EXTC_LAB_CTLD_PORT=$port EXTC_LAB_SLURMD_PORT=$((port + 1))
+# The packages are built without make check: the recipe ran it in this chroot.
+export EXTC_PKG_NOCHECK=1
+REL_PASS_ENV="EXTC_LAB EXTC_LAB_CTLD_PORT EXTC_LAB_SLURMD_PORT CI EXTC_PKG_NOCHECK"
+for s in $REL_SUITES; do
+    t1=$EPOCHREALTIME
+    name=${s//\//-}
+    rel_run "$suite" env EXTC_TEST_LOGS=/build/logs bash "/build/src/tests/$s.sh" </dev/null >"$logs/$name.log" 2>&1
+    rc=$?
+    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/$name.log" | tail -n1)
+    p=$(awk '{print $1}' <<<"$summary")
+    f=$(awk '{print $3}' <<<"$summary")
+    grep -E '^not ok' "$logs/$name.log" | sed "s/^not ok - /not ok - $suite $name: /"
+    # the suite's own tests count, one by one, in the totals
+    T_PASSED=$((T_PASSED + ${p:-0}))
+    T_FAILED=$((T_FAILED + ${f:-0}))
+    if [ -z "$summary" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
+        t_fail "$suite $name" "exited $rc without its summary line; see $logs/$name.log"$'\n'"$(tail -n 15 "$logs/$name.log")"
+    else
+        t_note "$suite $name: $summary ($(since "$t1") s)"
+    fi
+done
+cp -r "$root/build/logs/." "$logs/" 2>/dev/null
+finish
