@@ -6,26 +6,6 @@
 #include "text.h"
 #include "warm_path.h"
 
-/*
- * Per-job-safe JIT caches only (see jit-caches.md): data caches (HF_HOME,
- * TORCH_HOME, XDG_CACHE_HOME) would be re-downloaded per job, and JAX/XLA
- * variables switch a cache on that is off by default.
- */
-static const struct extc_var builtin_vars[] = {
-	{ "TORCH_EXTENSIONS_DIR", "torch_extensions", false },
-	{ "TRITON_CACHE_DIR", "triton", false },
-	/* jit_utils.cpp refuses to make a base directory the user named */
-	{ "PYTORCH_KERNEL_CACHE_PATH", "torch_kernels", true },
-	{ "TORCHINDUCTOR_CACHE_DIR", "torchinductor", false },
-	{ "CUPY_CACHE_DIR", "cupy", false },
-	{ "FLASHINFER_WORKSPACE_BASE", "flashinfer", false },
-	{ "DG_JIT_CACHE_DIR", "deep_gemm", false },
-	{ "MIOPEN_USER_DB_PATH", "miopen_db", false },
-	{ "MIOPEN_CUSTOM_CACHE_DIR", "miopen_cache", false },
-	{ "AMD_COMGR_CACHE_DIR", "comgr", false },
-	{ "NUMBA_CACHE_DIR", "numba", false },
-};
-
 /* Variables whose hijacking would break the job or the plugin itself. */
 static const char *const reserved_vars[] = {
 	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "TMPDIR", "TMP", "TEMP",
@@ -37,35 +17,38 @@ static const char *const world_writable_dirs[] = { "/tmp", "/var/tmp", "/dev/shm
 
 #define KEYS_HELP "valid arguments are base=, default=, vars=, on_error=, allow_shared_fs=, seed=, seed_max=, seed_timeout=, publish_timeout="
 
-size_t extc_config_builtin_vars(const struct extc_var **vars)
-{
-	*vars = builtin_vars;
-	return (sizeof(builtin_vars) / sizeof(builtin_vars[0]));
-}
-
 static void set_defaults(struct extc_config *cfg)
 {
+	const struct extc_var *builtin;
+
 	memset(cfg, 0, sizeof(*cfg));
 	strcpy(cfg->base, EXTC_DEFAULT_BASE);
 	cfg->default_mode = EXTC_MODE_OFF;
 	cfg->on_error = EXTC_ON_ERROR_AUTO;
 	cfg->allow_shared_fs = false;
-	cfg->nvars = sizeof(builtin_vars) / sizeof(builtin_vars[0]);
-	memcpy(cfg->vars, builtin_vars, sizeof(builtin_vars));
+	cfg->nvars = extc_config_builtin_vars(&builtin);
+	memcpy(cfg->vars, builtin, cfg->nvars * sizeof(*builtin));
 	cfg->seed_max = EXTC_DEFAULT_SEED_MAX;
 	cfg->seed_timeout = EXTC_DEFAULT_SEED_TIMEOUT;
 	cfg->publish_timeout = EXTC_DEFAULT_PUBLISH_TIMEOUT;
 }
 
-const char *extc_config_torch_subdir(const struct extc_config *cfg)
+const struct extc_var *extc_config_find_var(const struct extc_config *cfg, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < cfg->nvars; i++) {
-		if (strcmp(cfg->vars[i].name, "TORCH_EXTENSIONS_DIR") == 0)
-			return (cfg->vars[i].subdir);
+		if (strcmp(cfg->vars[i].name, name) == 0)
+			return (&cfg->vars[i]);
 	}
 	return (NULL);
+}
+
+const char *extc_config_torch_subdir(const struct extc_config *cfg)
+{
+	const struct extc_var *var = extc_config_find_var(cfg, "TORCH_EXTENSIONS_DIR");
+
+	return (var != NULL ? var->subdir : NULL);
 }
 
 /* A byte count with an optional binary suffix K, M, G or T ("2G"); at most 1P. */
@@ -218,18 +201,6 @@ static int check_subdir(const char *subdir, char *why, size_t whylen)
 	return (0);
 }
 
-/* Whether the leaf must hold the variable's directory (see struct extc_var). */
-static bool builtin_makes_dir(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(builtin_vars) / sizeof(builtin_vars[0]); i++) {
-		if (strcmp(builtin_vars[i].name, name) == 0)
-			return (builtin_vars[i].make_dir);
-	}
-	return (true);
-}
-
 int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvars,
 			   char *why, size_t whylen)
 {
@@ -272,7 +243,7 @@ int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvar
 				vars[n].subdir[i] = (char)tolower((unsigned char)item[i]);
 			vars[n].subdir[i] = '\0';
 		}
-		vars[n].make_dir = builtin_makes_dir(vars[n].name);
+		vars[n].make_dir = extc_config_builtin_makes_dir(vars[n].name);
 		for (i = 0; i < n; i++) {
 			if (strcmp(vars[i].name, vars[n].name) == 0) {
 				extc_fmt(why, whylen, "%s is listed twice", vars[n].name);

@@ -1,5 +1,6 @@
 /* spank-ext-cache: hooks run in slurmstepd, once per step per node (remote context). */
 #include <limits.h>
+#include <pwd.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ static struct {
 	struct extc_ident leaf_id;	/* the leaf as slurmstepd made it */
 	bool leaf_id_known;
 	bool exported[EXTC_VARS_MAX];	/* which variables user_init set */
+	bool exported_cubin;	/* user_init pinned FLASHINFER_CUBIN_DIR */
 	int hold_fd;		/* the job level, locked shared while this step runs */
 	char why[1024];
 } step = { .hold_fd = -1 };
@@ -177,14 +179,64 @@ static void unexport_vars(spank_t sp)
 		if (step.exported[i])
 			spank_unsetenv(sp, step.cfg.vars[i].name);
 	}
+	if (step.exported_cubin)
+		spank_unsetenv(sp, EXTC_FLASHINFER_CUBIN);
 	spank_unsetenv(sp, EXTC_ENV_DIR);
 	spank_unsetenv(sp, EXTC_ENV_MODE);
+}
+
+/* The job user's home in the password database, for a job environment without HOME. */
+static const char *passwd_home(char *buf, size_t len)
+{
+	struct passwd pw, *found = NULL;
+
+	if (getpwuid_r(step.ids.uid, &pw, buf, len, &found) != 0 || found == NULL)
+		return (NULL);
+	return (found->pw_dir);
+}
+
+/*
+ * Keep FlashInfer's store of downloaded cubins where the user had it when
+ * FLASHINFER_WORKSPACE_BASE moves into the step directory; otherwise every
+ * step downloads them again, and an offline node fails. Reads the job's
+ * environment as it was before this step's exports.
+ */
+static void pin_flashinfer_cubins(spank_t sp, const char *prefix, const char *base)
+{
+	char cubin[PATH_MAX], home[PATH_MAX], pwbuf[4096], value[PATH_MAX], shown[160];
+	struct extc_cubin_env env = {
+		.cubin = job_env(sp, EXTC_FLASHINFER_CUBIN, cubin, sizeof(cubin)),
+		.base = base,
+		.home = job_env(sp, "HOME", home, sizeof(home)),
+	};
+	enum extc_cubin_action action;
+
+	if (env.home == NULL)
+		env.pw_home = passwd_home(pwbuf, sizeof(pwbuf));
+	action = extc_flashinfer_cubin_dir(&step.cfg, step.choice.user_asked, prefix, &env,
+					   value, sizeof(value));
+	if (action == EXTC_CUBIN_USER) {
+		extc_verbose("%s: kept the value the user set", EXTC_FLASHINFER_CUBIN);
+	} else if (action == EXTC_CUBIN_NO_HOME) {
+		extc_info("%s: not set, as neither HOME nor the user's password entry names a home",
+			  EXTC_FLASHINFER_CUBIN);
+	} else if (action == EXTC_CUBIN_TOO_LONG) {
+		extc_info("%s: not set, the path is longer than %d bytes", EXTC_FLASHINFER_CUBIN,
+			  PATH_MAX - 1);
+	} else if (action == EXTC_CUBIN_PIN) {
+		export_var(sp, EXTC_FLASHINFER_CUBIN, value);
+		step.exported_cubin = true;
+		extc_escape(value, 120, shown, sizeof(shown));
+		extc_verbose("%s=%s: FlashInfer's downloaded cubins stay outside the step directory",
+			     EXTC_FLASHINFER_CUBIN, shown);
+	}
 }
 
 /* user_init's environment changes reach every task of the step. */
 int extc_step_user_init(spank_t sp, int ac, char **av)
 {
-	char prefix[PATH_MAX], value[PATH_MAX], current[PATH_MAX];
+	char prefix[PATH_MAX], value[PATH_MAX], current[PATH_MAX], fi_base[PATH_MAX];
+	const char *fi_base_was;
 	size_t i;
 
 	(void)ac;
@@ -198,6 +250,8 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 	 */
 	if (extc_fmt(prefix, sizeof(prefix), "%s/", step.cfg.base) < 0)
 		return (0);
+	/* before the loop below replaces it: the cubin store is computed from the user's */
+	fi_base_was = job_env(sp, EXTC_FLASHINFER_BASE, fi_base, sizeof(fi_base));
 	for (i = 0; i < step.cfg.nvars; i++) {
 		const struct extc_var *var = &step.cfg.vars[i];
 		const char *cur = job_env(sp, var->name, current, sizeof(current));
@@ -216,6 +270,7 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 		export_var(sp, var->name, value);
 		step.exported[i] = true;
 	}
+	pin_flashinfer_cubins(sp, prefix, fi_base_was);
 	export_var(sp, EXTC_ENV_DIR, step.leaf_path);
 	export_var(sp, EXTC_ENV_MODE, extc_mode_name(step.choice.mode));
 	/* the first hook with the user's ids, before any task: the copy is the user's own */

@@ -6,7 +6,11 @@
 #     lab's copy, every argument is kept;
 #   * examples/train-deepspeed-style.sbatch submitted as the user: 3 nodes x 2
 #     ranks, #SBATCH --ext-cache=local, torch.distributed training whose
-#     optimizer is a C++ op JIT-built by every rank (train_ds_style.py).
+#     optimizer is a C++ op JIT-built by every rank (train_ds_style.py);
+#   * examples/rlhf-vllm-style.sbatch checked, not run: Ray, vLLM and OpenRLHF
+#     are not packaged by Debian, and no stand-in is run in their place. Its
+#     syntax, shellcheck where installed, and the variables it says it relies
+#     on against the plugin's built-in list (plugin/vars.c).
 # Needs python3-torch, libtorch-dev, python3-dev, ninja-build, g++; a missing
 # one fails the suite.
 set -u
@@ -27,9 +31,28 @@ t_check "prerequisite: python3 on the user's PATH imports torch with cpp_extensi
     lab_user python3 -c 'import torch, torch.utils.cpp_extension, torch.distributed as d; assert d.is_available()' ||
     { t_fail "prerequisites" "install python3-torch libtorch-dev python3-dev ninja-build g++"; itest_end; exit 1; }
 t_check "prerequisite: ninja and g++ on the user's PATH" lab_user bash -c 'command -v ninja && command -v g++'
-for f in "$CONF" "$EX/$SBATCH" "$EX/train_ds_style.py" "$EX/ops/fused_sgd.cpp" "$EX/README.md"; do
+RLHF=$EX/rlhf-vllm-style.sbatch
+for f in "$CONF" "$EX/$SBATCH" "$EX/train_ds_style.py" "$EX/ops/fused_sgd.cpp" "$EX/README.md" "$RLHF"; do
     t_check "examples: ${f#"$ITEST_TOP"/} exists" test -f "$f"
 done
+
+# ---- the vLLM/OpenRLHF-style sbatch: checked, not run ----------------------------
+t_check "rlhf-vllm-style.sbatch: bash -n accepts it" bash -n "$RLHF"
+if command -v shellcheck >/dev/null; then
+    t_eq "rlhf-vllm-style.sbatch: shellcheck is silent" "" "$(shellcheck "$RLHF" 2>&1)"
+fi
+builtins=$(sed -n 's/^[[:space:]]*{ "\([A-Z_]*\)", "[^"]*", \(true\|false\) },$/\1/p' "$ITEST_TOP/plugin/vars.c")
+t_eq "plugin/vars.c: the built-in list is found (17 names)" 17 "$(grep -c . <<<"$builtins")"
+relies=$(sed -n '/relies on these variables/,/^#SBATCH/p' "$RLHF" | sed -n 's/^#   \([A-Z][A-Z_]*\) .*/\1/p')
+t_eq "rlhf-vllm-style.sbatch: names the variables it relies on" \
+    "DG_JIT_CACHE_DIR FLASHINFER_WORKSPACE_BASE TORCHINDUCTOR_CACHE_DIR TORCH_EXTENSIONS_DIR TRITON_CACHE_DIR VLLM_CACHE_ROOT" \
+    "$(sort <<<"$relies" | paste -sd' ')"
+t_eq "rlhf-vllm-style.sbatch: every one is in the plugin's built-in list" "" \
+    "$(comm -23 <(sort <<<"$relies") <(sort <<<"$builtins"))"
+t_eq "rlhf-vllm-style.sbatch: exports none of them itself (--ext-cache replaces them)" "" \
+    "$(grep -nE "^[^#]*(export|declare -x)[[:space:]].*\b($(paste -sd'|' <<<"$relies"))=" "$RLHF")"
+t_check "rlhf-vllm-style.sbatch: asks for --ext-cache=job" grep -qx '#SBATCH --ext-cache=job' "$RLHF"
+t_check "examples/README.md describes rlhf-vllm-style.sbatch" grep -q 'rlhf-vllm-style.sbatch' "$EX/README.md"
 
 # ---- the admin's line --------------------------------------------------------------
 line=$(grep -Ev '^[[:space:]]*(#|$)' "$CONF")

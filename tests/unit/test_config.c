@@ -153,12 +153,20 @@ static void test_builtin_vars_follow_the_spec(void **state)
 		"TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "PYTORCH_KERNEL_CACHE_PATH",
 		"TORCHINDUCTOR_CACHE_DIR", "CUPY_CACHE_DIR", "FLASHINFER_WORKSPACE_BASE",
 		"DG_JIT_CACHE_DIR", "MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR",
-		"AMD_COMGR_CACHE_DIR", "NUMBA_CACHE_DIR",
+		"AMD_COMGR_CACHE_DIR", "NUMBA_CACHE_DIR", "VLLM_CACHE_ROOT", "SGLANG_DG_CACHE_DIR",
+		"SGLANG_JIT_CACHE_DIR", "TVM_FFI_CACHE_DIR", "TILELANG_CACHE_DIR", "EP_JIT_CACHE_DIR",
 	};
+	/*
+	 * Data caches (a per-job copy downloads models again), caches that
+	 * setting a variable switches on, Triton's home (also its override
+	 * input), the CUDA driver's PTX cache (a per-step one re-JITs in every
+	 * step), and FlashInfer's cubin store, which is pinned, not moved.
+	 */
 	static const char *const never[] = {
 		"HF_HOME", "HF_HUB_CACHE", "HF_DATASETS_CACHE", "TRANSFORMERS_CACHE", "TORCH_HOME",
 		"XDG_CACHE_HOME", "PYTHONPYCACHEPREFIX", "JAX_COMPILATION_CACHE_DIR",
-		"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "XLA_FLAGS", "TMPDIR",
+		"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "XLA_FLAGS", "TMPDIR", "TRITON_HOME",
+		"CUDA_CACHE_PATH", "TF_XLA_FLAGS", "ROCFFT_RTC_CACHE_PATH", "FLASHINFER_CUBIN_DIR",
 	};
 	const struct extc_var *builtin;
 	struct extc_config cfg;
@@ -195,6 +203,45 @@ static void test_builtin_vars_follow_the_spec(void **state)
 	}
 	assert_string_equal(find_var(&cfg, "TORCH_EXTENSIONS_DIR")->subdir, "torch_extensions");
 	assert_string_equal(find_var(&cfg, "NUMBA_CACHE_DIR")->subdir, "numba");
+	assert_ptr_equal(extc_config_find_var(&cfg, "NUMBA_CACHE_DIR"), find_var(&cfg, "NUMBA_CACHE_DIR"));
+	assert_null(extc_config_find_var(&cfg, "TRITON_HOME"));
+}
+
+/* The ML-stack tools (docs/cache-dirs.md): the names their sources read, and where they point. */
+static void test_builtin_ml_stack_vars(void **state)
+{
+	static const struct { const char *name, *subdir; } want[] = {
+		{ "VLLM_CACHE_ROOT", "vllm" },
+		{ "SGLANG_DG_CACHE_DIR", "sglang_deep_gemm" },
+		{ "SGLANG_JIT_CACHE_DIR", "sglang_jit" },
+		{ "TVM_FFI_CACHE_DIR", "tvm_ffi" },
+		{ "TILELANG_CACHE_DIR", "tilelang" },
+		{ "EP_JIT_CACHE_DIR", "deep_ep" },
+		{ "DG_JIT_CACHE_DIR", "deep_gemm" },
+		{ "FLASHINFER_WORKSPACE_BASE", "flashinfer" },
+	};
+	struct extc_config cfg;
+	char why[256];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(extc_config_parse(&cfg, 0, NULL, why, sizeof(why)), 0);
+	assert_int_equal(cfg.nvars, 17);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct extc_var *v = extc_config_find_var(&cfg, want[i].name);
+
+		if (v == NULL) {
+			print_error("%s is not in the built-in list\n", want[i].name);
+			fail();
+		}
+		assert_string_equal(v->subdir, want[i].subdir);
+		/* every one of these tools makes its own directory: no mkdir at launch */
+		assert_false(v->make_dir);
+		assert_false(extc_config_builtin_makes_dir(want[i].name));
+	}
+	/* the tools' own spellings only: lower case or an old prefix is an unknown name */
+	assert_true(extc_config_builtin_makes_dir("SGL_DG_CACHE_DIR"));
+	assert_true(extc_config_builtin_makes_dir("vllm_cache_root"));
 }
 
 /* The built-in list passes the same validation an admin's list gets. */
@@ -909,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_builtin_vars_make_dir),
 		cmocka_unit_test(test_builtin_vars_follow_the_spec),
+		cmocka_unit_test(test_builtin_ml_stack_vars),
 		cmocka_unit_test(test_builtin_vars_pass_their_own_validation),
 		cmocka_unit_test(test_every_key_valid),
 		cmocka_unit_test(test_warm_start_arguments),

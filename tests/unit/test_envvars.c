@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "config.h"
 #include "envvars.h"
 #include "layout.h"
 
@@ -133,6 +134,182 @@ static void test_action_names(void **state)
 	assert_string_equal(extc_var_action_name((enum extc_var_action)42), "?");
 }
 
+/* ---- FLASHINFER_CUBIN_DIR: FlashInfer's store of downloaded cubins --------------------- */
+
+#define BASE_PREFIX "/var/tmp/ec/"
+#define CUBINS "/.cache/flashinfer/cubins"
+
+static void parse_cfg(struct extc_config *cfg, const char *arg)
+{
+	char *av[] = { (char *)arg };
+	char why[256];
+
+	assert_int_equal(extc_config_parse(cfg, arg != NULL, av, why, sizeof(why)), 0);
+}
+
+/* Run the decision; 'want_out' is checked when the answer is a pin. */
+static void expect_cubin(const struct extc_config *cfg, bool user_asked,
+			 const struct extc_cubin_env *env, enum extc_cubin_action want,
+			 const char *want_out)
+{
+	char out[256] = "untouched";
+	enum extc_cubin_action got;
+
+	got = extc_flashinfer_cubin_dir(cfg, user_asked, BASE_PREFIX, env, out, sizeof(out));
+	if (got != want) {
+		print_error("cubin '%s' base '%s' home '%s' pw '%s' user_asked %d: got %d, expected %d\n",
+			    env->cubin ? env->cubin : "(unset)", env->base ? env->base : "(unset)",
+			    env->home ? env->home : "(unset)", env->pw_home ? env->pw_home : "(unset)",
+			    (int)user_asked, (int)got, (int)want);
+		fail();
+	}
+	if (want == EXTC_CUBIN_PIN)
+		assert_string_equal(out, want_out);
+}
+
+static void test_cubin_names(void **state)
+{
+	(void)state;
+	assert_string_equal(EXTC_FLASHINFER_BASE, "FLASHINFER_WORKSPACE_BASE");
+	assert_string_equal(EXTC_FLASHINFER_CUBIN, "FLASHINFER_CUBIN_DIR");
+}
+
+/* Nothing set but HOME: the store stays at ~/.cache/flashinfer/cubins, whoever asked. */
+static void test_cubin_default_home(void **state)
+{
+	const struct extc_cubin_env env = { .home = "/home/u" };
+	const struct extc_cubin_env no_home = { .pw_home = "/users/u" };
+	struct extc_config cfg;
+
+	(void)state;
+	parse_cfg(&cfg, NULL);
+	expect_cubin(&cfg, false, &env, EXTC_CUBIN_PIN, "/home/u" CUBINS);
+	expect_cubin(&cfg, true, &env, EXTC_CUBIN_PIN, "/home/u" CUBINS);
+	/* HOME unset: Python falls back to the password database, and so does this */
+	expect_cubin(&cfg, true, &no_home, EXTC_CUBIN_PIN, "/users/u" CUBINS);
+}
+
+/* HOME as pathlib.Path.home() gives it: trailing slashes go, "" and "/" are the root. */
+static void test_cubin_home_spellings(void **state)
+{
+	static const struct { const char *home, *want; } cases[] = {
+		{ "/home/u/", "/home/u" CUBINS },
+		{ "/home/u//", "/home/u" CUBINS },
+		{ "/", CUBINS },
+		{ "//", CUBINS },
+		{ "", CUBINS },
+		{ "rel/home", "rel/home" CUBINS },
+	};
+	struct extc_config cfg;
+	size_t i;
+
+	(void)state;
+	parse_cfg(&cfg, NULL);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct extc_cubin_env env = { .home = cases[i].home, .pw_home = "/pw" };
+
+		expect_cubin(&cfg, true, &env, EXTC_CUBIN_PIN, cases[i].want);
+	}
+}
+
+/*
+ * The user's own FLASHINFER_WORKSPACE_BASE: kept (and so nothing to pin)
+ * when only the admin default applies; replaced when the user asked for a
+ * mode, and then the store is the one under the user's base, not HOME.
+ */
+static void test_cubin_user_base(void **state)
+{
+	const struct extc_cubin_env env = { .base = "/scratch/u/fi/", .home = "/home/u" };
+	const struct extc_cubin_env empty = { .base = "", .home = "/home/u" };
+	struct extc_config cfg;
+
+	(void)state;
+	parse_cfg(&cfg, NULL);
+	expect_cubin(&cfg, false, &env, EXTC_CUBIN_NOT_MOVED, NULL);
+	expect_cubin(&cfg, true, &env, EXTC_CUBIN_PIN, "/scratch/u/fi" CUBINS);
+	/* set but empty: FlashInfer's Path("") is the working directory */
+	expect_cubin(&cfg, true, &empty, EXTC_CUBIN_PIN, "." CUBINS);
+	expect_cubin(&cfg, false, &empty, EXTC_CUBIN_PIN, "." CUBINS);
+}
+
+/* A base this plugin set for an enclosing step is not the user's: HOME decides. */
+static void test_cubin_enclosing_step_base(void **state)
+{
+	const struct extc_cubin_env env = {
+		.base = BASE_PREFIX "1000/12/batch/flashinfer", .home = "/home/u",
+	};
+	const struct extc_cubin_env pinned = {
+		.base = BASE_PREFIX "1000/12/batch/flashinfer", .home = "/home/u",
+		.cubin = "/home/u" CUBINS,
+	};
+	struct extc_config cfg;
+
+	(void)state;
+	parse_cfg(&cfg, NULL);
+	expect_cubin(&cfg, false, &env, EXTC_CUBIN_PIN, "/home/u" CUBINS);
+	/* the batch step's pin reaches srun's steps as a set value: it is kept */
+	expect_cubin(&cfg, false, &pinned, EXTC_CUBIN_USER, NULL);
+}
+
+/* The user's own FLASHINFER_CUBIN_DIR is never touched; an empty one is none. */
+static void test_cubin_user_cubin_kept(void **state)
+{
+	const struct extc_cubin_env env = { .cubin = "/opt/cubins", .home = "/home/u" };
+	const struct extc_cubin_env both = {
+		.cubin = "/opt/cubins", .base = "/scratch/u", .home = "/home/u",
+	};
+	const struct extc_cubin_env empty = { .cubin = "", .home = "/home/u" };
+	const struct extc_cubin_env ours = {
+		.cubin = BASE_PREFIX "1000/12/batch/cubins", .home = "/home/u",
+	};
+	struct extc_config cfg;
+
+	(void)state;
+	parse_cfg(&cfg, NULL);
+	expect_cubin(&cfg, false, &env, EXTC_CUBIN_USER, NULL);
+	expect_cubin(&cfg, true, &env, EXTC_CUBIN_USER, NULL);
+	expect_cubin(&cfg, true, &both, EXTC_CUBIN_USER, NULL);
+	expect_cubin(&cfg, true, &empty, EXTC_CUBIN_PIN, "/home/u" CUBINS);
+	/* one this plugin set in an enclosing step (vars= named it there) is not the user's */
+	expect_cubin(&cfg, true, &ours, EXTC_CUBIN_PIN, "/home/u" CUBINS);
+}
+
+/* vars= decides: no FLASHINFER_WORKSPACE_BASE, nothing moved; FLASHINFER_CUBIN_DIR named, the admin's. */
+static void test_cubin_vars_lists(void **state)
+{
+	const struct extc_cubin_env env = { .home = "/home/u" };
+	struct extc_config cfg;
+
+	(void)state;
+	parse_cfg(&cfg, "vars=TORCH_EXTENSIONS_DIR,TRITON_CACHE_DIR");
+	expect_cubin(&cfg, true, &env, EXTC_CUBIN_NOT_MOVED, NULL);
+	parse_cfg(&cfg, "vars=flashinfer_workspace_base");	/* names are case-sensitive */
+	expect_cubin(&cfg, true, &env, EXTC_CUBIN_NOT_MOVED, NULL);
+	parse_cfg(&cfg, "vars=FLASHINFER_WORKSPACE_BASE:fi");
+	expect_cubin(&cfg, true, &env, EXTC_CUBIN_PIN, "/home/u" CUBINS);
+	parse_cfg(&cfg, "vars=FLASHINFER_WORKSPACE_BASE,FLASHINFER_CUBIN_DIR:cubins");
+	expect_cubin(&cfg, true, &env, EXTC_CUBIN_MANAGED, NULL);
+	parse_cfg(&cfg, "vars=FLASHINFER_CUBIN_DIR");
+	expect_cubin(&cfg, true, &env, EXTC_CUBIN_NOT_MOVED, NULL);
+}
+
+static void test_cubin_no_home_and_too_long(void **state)
+{
+	const struct extc_cubin_env none = { 0 };
+	const struct extc_cubin_env env = { .home = "/home/u" };
+	struct extc_config cfg;
+	char small[sizeof("/home/u" CUBINS)];
+
+	(void)state;
+	parse_cfg(&cfg, NULL);
+	expect_cubin(&cfg, true, &none, EXTC_CUBIN_NO_HOME, NULL);
+	assert_int_equal(extc_flashinfer_cubin_dir(&cfg, true, BASE_PREFIX, &env, small,
+						   sizeof(small)), EXTC_CUBIN_PIN);
+	assert_string_equal(small, "/home/u" CUBINS);
+	assert_int_equal(extc_flashinfer_cubin_dir(&cfg, true, BASE_PREFIX, &env, small,
+						   sizeof(small) - 1), EXTC_CUBIN_TOO_LONG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +322,14 @@ int main(void)
 		cmocka_unit_test(test_string_prefix_without_slash_is_not_ours),
 		cmocka_unit_test(test_with_base_prefix),
 		cmocka_unit_test(test_action_names),
+		cmocka_unit_test(test_cubin_names),
+		cmocka_unit_test(test_cubin_default_home),
+		cmocka_unit_test(test_cubin_home_spellings),
+		cmocka_unit_test(test_cubin_user_base),
+		cmocka_unit_test(test_cubin_enclosing_step_base),
+		cmocka_unit_test(test_cubin_user_cubin_kept),
+		cmocka_unit_test(test_cubin_vars_lists),
+		cmocka_unit_test(test_cubin_no_home_and_too_long),
 	};
 
 	return (cmocka_run_group_tests_name("envvars", tests, NULL, NULL));

@@ -277,6 +277,62 @@ static void test_user_values_kept_or_replaced(void **state)
 	run_epilog(2, av);
 }
 
+/*
+ * FLASHINFER_WORKSPACE_BASE moves into the step directory; the store of
+ * cubins FlashInfer downloads stays where the user had it (envvars.h).
+ */
+static void test_flashinfer_cubin_store_stays_put(void **state)
+{
+	char *av[] = { base_arg };
+	char *av_vars[] = { base_arg, "vars=TORCH_EXTENSIONS_DIR,TRITON_CACHE_DIR" };
+	char expect[PATH_MAX];
+
+	(void)state;
+	/* nothing set but HOME: ~/.cache/flashinfer/cubins */
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("HOME", "/home/u");
+	assert_int_equal(run_step(1, av, "local", NULL), 0);
+	snprintf(expect, sizeof(expect), "%s/%d/77/0/flashinfer", base, JOB_UID);
+	assert_string_equal(fake_env_get("FLASHINFER_WORKSPACE_BASE"), expect);
+	assert_string_equal(fake_env_get("FLASHINFER_CUBIN_DIR"), "/home/u/.cache/flashinfer/cubins");
+	assert_true(fake_log_has("verbose", "FLASHINFER_CUBIN_DIR=/home/u/.cache/flashinfer/cubins"));
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+
+	/* the user's own base, replaced because the user asked: the store under it */
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("HOME", "/home/u");
+	fake_env_set("FLASHINFER_WORKSPACE_BASE", "/scratch/u/fi");
+	assert_int_equal(run_step(1, av, "local", NULL), 0);
+	assert_string_equal(fake_env_get("FLASHINFER_WORKSPACE_BASE"), expect);
+	assert_string_equal(fake_env_get("FLASHINFER_CUBIN_DIR"), "/scratch/u/fi/.cache/flashinfer/cubins");
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+
+	/* the user's own FLASHINFER_CUBIN_DIR is kept as it is */
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("HOME", "/home/u");
+	fake_env_set("FLASHINFER_CUBIN_DIR", "/opt/fi-cubins");
+	assert_int_equal(run_step(1, av, "local", NULL), 0);
+	assert_string_equal(fake_env_get("FLASHINFER_CUBIN_DIR"), "/opt/fi-cubins");
+	assert_true(fake_log_has("verbose", "FLASHINFER_CUBIN_DIR: kept"));
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+
+	/* a vars= list without FlashInfer moves nothing of FlashInfer's */
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("HOME", "/home/u");
+	assert_int_equal(run_step(2, av_vars, "local", NULL), 0);
+	assert_null(fake_env_get("FLASHINFER_WORKSPACE_BASE"));
+	assert_null(fake_env_get("FLASHINFER_CUBIN_DIR"));
+	assert_int_equal(slurm_spank_exit(NULL, 2, av_vars), 0);
+
+	/* no HOME and no password entry for the uid: nothing to point at, and said so */
+	fake_reset(S_CTX_REMOTE, &step0);
+	assert_int_equal(run_step(1, av, "local", NULL), 0);
+	assert_null(fake_env_get("FLASHINFER_CUBIN_DIR"));
+	assert_true(fake_log_has("info", "FLASHINFER_CUBIN_DIR: not set"));
+	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	run_epilog(1, av);
+}
+
 static void test_bad_remote_option_fails_tasks_not_hooks(void **state)
 {
 	char *av[] = { base_arg };
@@ -653,6 +709,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_job_mode_shared_by_steps_until_epilog, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_environment_form_and_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_values_kept_or_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flashinfer_cubin_store_stays_put, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_remote_option_fails_tasks_not_hooks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_squatted_base_fails_or_warns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_on_error_overrides, setup, teardown),
