@@ -4,8 +4,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@ struct rm_frame {
 	DIR *dir;		/* NULL while evicted */
 	dev_t dev;
 	ino_t ino;
+	uid_t uid;		/* owner: decides which subdirectories are entered */
 	char *name;		/* name in the parent level */
 };
 
@@ -63,6 +65,7 @@ void extc_rm_limits_default(struct extc_rm_limits *limits)
 	limits->max_depth = 1u << 20;
 	limits->max_entries = 0;
 	limits->deadline_ns = 0;
+	limits->detach_mounts = false;
 }
 
 static size_t ino_hash(ino_t ino, size_t cap)
@@ -183,6 +186,7 @@ static int push_frame(struct rm_walk *w, int fd, const struct extc_ident *id, co
 	}
 	f->dev = id->dev;
 	f->ino = id->ino;
+	f->uid = id->uid;
 	w->depth++;
 	while (open_count(w) > w->limits->max_fds && w->lowest_open + 1 < w->depth)
 		evict_oldest(w);
@@ -258,29 +262,115 @@ static void pop_frame(struct rm_walk *w)
 		w->lowest_open = w->depth;
 }
 
-/* Open a subdirectory for descent; -1 with errno set when it cannot be. */
-static int open_child_dir(struct rm_walk *w, int dfd, const char *name)
+/*
+ * Open a subdirectory for descent without asking a filesystem mounted on
+ * it (extc_open_below). The descriptor budget is ours; the process limit
+ * may be lower still.
+ */
+static enum extc_open_result open_child_dir(struct rm_walk *w, int dfd, const char *name, int *fd,
+					    struct extc_ident *id)
 {
-	int fd = openat(dfd, name, EXTC_DIR_OPEN_FLAGS);
+	enum extc_open_result res = extc_open_below(dfd, &w->top, name, fd, id);
 
-	/* the descriptor budget is ours; the process limit may be lower still */
-	while (fd < 0 && (errno == EMFILE || errno == ENFILE) && w->lowest_open + 1 < w->depth) {
+	while (res == EXTC_OPEN_ERROR && (errno == EMFILE || errno == ENFILE) &&
+	       w->lowest_open + 1 < w->depth) {
 		evict_oldest(w);
-		fd = openat(dfd, name, EXTC_DIR_OPEN_FLAGS);
+		res = extc_open_below(dfd, &w->top, name, fd, id);
 	}
-	return (fd);
+	return (res);
 }
 
-static bool entry_is_mount_point(const struct rm_walk *w, int dfd, const char *name)
+/*
+ * A mount point in the root-only trash: detached, so that what is under it
+ * can go and the next emptier does not meet it again. The path goes through
+ * our descriptor of its directory; umount2 looks the mount up without
+ * asking its filesystem, and MNT_DETACH never waits for it.
+ */
+static bool detach_mount(int dfd, const char *name)
 {
-	struct statx stx;
+	char path[64 + 256];
 
-	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
-		  STATX_TYPE | STATX_MNT_ID, &stx) < 0)
-		return (false);	/* the open below decides */
-	if ((stx.stx_mask & STATX_MNT_ID) && w->top.mnt_id != 0 && stx.stx_mnt_id != w->top.mnt_id)
-		return (true);
-	return (makedev(stx.stx_dev_major, stx.stx_dev_minor) != w->top.dev);
+	if (snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name) >= (int)sizeof(path))
+		return (false);
+	return (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0);
+}
+
+/* The path of 'name' below the top, escaped, for the report's first foreign directory. */
+static void note_foreign(struct rm_walk *w, const char *name)
+{
+	char path[512] = "";
+	size_t i, len = 0;
+
+	w->report->foreign++;
+	if (w->report->foreign > 1)
+		return;
+	for (i = 0; i < w->depth && len < sizeof(path); i++)
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "%s/", w->frames[i].name);
+	if (len < sizeof(path))
+		snprintf(path + len, sizeof(path) - len, "%s", name);
+	extc_escape(path, 100, w->report->first_foreign, sizeof(w->report->first_foreign));
+}
+
+/*
+ * Root enters only what the tree's user could have emptied: a directory of
+ * the owner of its parent, or anything below a root-owned level (the
+ * plugin's skeleton, the leaf before it is handed over). Another user's
+ * directory the user moved in stays whole: the user could not empty it.
+ */
+static bool may_enter(uid_t parent_uid, uid_t uid)
+{
+	return (parent_uid == 0 || uid == parent_uid);
+}
+
+/* Descend into the directory 'name' of frame 'f', or leave it and say why. */
+static void enter_dir(struct rm_walk *w, struct rm_frame *f, const char *name, ino_t ino)
+{
+	int dfd = dirfd(f->dir);
+	enum extc_open_result res;
+	struct extc_ident id;
+	int fd, detaches = 0;
+
+	res = open_child_dir(w, dfd, name, &fd, &id);
+	/* stacked mounts are detached one by one, within a bound */
+	while (res == EXTC_OPEN_MOUNT && w->limits->detach_mounts && detaches < 8 &&
+	       detach_mount(dfd, name)) {
+		w->report->detached++;
+		detaches++;
+		res = open_child_dir(w, dfd, name, &fd, &id);
+	}
+	if (res == EXTC_OPEN_ABSENT)
+		return;
+	if (res == EXTC_OPEN_MOUNT) {
+		w->report->mounts++;
+		note_failure(w, EBUSY, name, ino);
+		return;
+	}
+	if (res == EXTC_OPEN_ERROR) {
+		/* swapped for a symlink or a file since readdir: remove the name, follow nothing */
+		if (errno == ELOOP || errno == ENOTDIR) {
+			if (unlinkat(dfd, name, 0) == 0) {
+				w->report->removed++;
+				return;
+			}
+			if (errno == ENOENT)
+				return;
+		}
+		note_failure(w, errno, name, ino);
+		return;
+	}
+	if (!may_enter(f->uid, id.uid)) {
+		close(fd);
+		note_foreign(w, name);
+		note_failure(w, EPERM, name, ino);
+		return;
+	}
+	if (w->depth >= w->limits->max_depth) {
+		close(fd);
+		note_failure(w, ELOOP, name, ino);
+		stop_walk(w, "the tree is deeper than the depth limit");
+		return;
+	}
+	push_frame(w, fd, &id, name);
 }
 
 static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dirent *de)
@@ -288,16 +378,15 @@ static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dir
 	int dfd = dirfd(f->dir);
 	bool is_dir = (de->d_type == DT_DIR);
 	struct extc_ident id;
-	struct stat sb;
-	int fd;
 
 	if (de->d_type == DT_UNKNOWN) {
-		if (fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* from memory: a plain stat of a mount point would ask its filesystem */
+		if (extc_ident_at(dfd, de->d_name, &id) < 0) {
 			if (errno != ENOENT)
 				note_failure(w, errno, de->d_name, de->d_ino);
 			return;
 		}
-		is_dir = S_ISDIR(sb.st_mode);
+		is_dir = S_ISDIR(id.mode);
 	}
 	if (!is_dir) {
 		if (unlinkat(dfd, de->d_name, 0) == 0) {
@@ -312,51 +401,7 @@ static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dir
 		}
 		/* became a directory since readdir: treat it as one */
 	}
-	/*
-	 * A mount point is recognised from the entry itself, before it is
-	 * opened: opening the root of a FUSE mount asks its daemon, and one
-	 * that never answers would hang the walk past the epilog's timeout.
-	 * AT_STATX_DONT_SYNC keeps statx from asking the daemon too.
-	 */
-	if (entry_is_mount_point(w, dfd, de->d_name)) {
-		w->report->mounts++;
-		note_failure(w, EBUSY, de->d_name, de->d_ino);
-		return;
-	}
-	fd = open_child_dir(w, dfd, de->d_name);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return;
-		/* swapped for a symlink or a file since readdir: remove the name, follow nothing */
-		if (errno == ELOOP || errno == ENOTDIR) {
-			if (unlinkat(dfd, de->d_name, 0) == 0) {
-				w->report->removed++;
-				return;
-			}
-			if (errno == ENOENT)
-				return;
-		}
-		note_failure(w, errno, de->d_name, de->d_ino);
-		return;
-	}
-	if (extc_ident_fd(fd, &id) < 0) {
-		note_failure(w, errno, de->d_name, de->d_ino);
-		close(fd);
-		return;
-	}
-	if (!extc_ident_same_mount(&id, &w->top)) {
-		w->report->mounts++;
-		note_failure(w, EBUSY, de->d_name, de->d_ino);
-		close(fd);
-		return;
-	}
-	if (w->depth >= w->limits->max_depth) {
-		close(fd);
-		note_failure(w, ELOOP, de->d_name, de->d_ino);
-		stop_walk(w, "the tree is deeper than the depth limit");
-		return;
-	}
-	push_frame(w, fd, &id, de->d_name);
+	enter_dir(w, f, de->d_name, de->d_ino);
 }
 
 static bool over_budget(struct rm_walk *w)
@@ -406,7 +451,6 @@ int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits 
 	struct extc_rm_limits defaults;
 	struct rm_walk w;
 	struct extc_ident parent_id, id;
-	struct stat sb;
 	int fd = -1;
 	size_t i;
 
@@ -427,40 +471,48 @@ int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits 
 		goto out;
 	}
 
-	if (fstatat(parentfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (extc_ident_fd(parentfd, &parent_id) < 0) {
+		note_failure(&w, errno, name, 0);
+		goto out;
+	}
+	/* the top is met like any entry: never opened before it is known not to be a mount */
+	if (extc_ident_at(parentfd, name, &id) < 0) {
 		if (errno == ENOENT)
 			return (0);
 		note_failure(&w, errno, name, 0);
 		goto out;
 	}
-	if (!S_ISDIR(sb.st_mode)) {
+	if (!S_ISDIR(id.mode)) {
 		if (unlinkat(parentfd, name, 0) == 0)
 			report->removed++;
 		else if (errno != ENOENT)
-			note_failure(&w, errno, name, sb.st_ino);
+			note_failure(&w, errno, name, id.ino);
 		goto out;
 	}
-	fd = openat(parentfd, name, EXTC_DIR_OPEN_FLAGS);
-	if (fd < 0) {
+	switch (extc_open_below(parentfd, &parent_id, name, &fd, &id)) {
+	case EXTC_OPEN_ABSENT:
+		goto out;
+	case EXTC_OPEN_MOUNT:
+		report->mounts++;
+		note_failure(&w, EBUSY, name, id.ino);
+		goto out;
+	case EXTC_OPEN_ERROR:
 		if (errno == ELOOP || errno == ENOTDIR) {
 			if (unlinkat(parentfd, name, 0) == 0)
 				report->removed++;
 			else if (errno != ENOENT)
-				note_failure(&w, errno, name, sb.st_ino);
-		} else if (errno != ENOENT) {
-			note_failure(&w, errno, name, sb.st_ino);
+				note_failure(&w, errno, name, id.ino);
+		} else {
+			note_failure(&w, errno, name, id.ino);
 		}
 		goto out;
+	case EXTC_OPEN_OK:
+		break;
 	}
-	if (extc_ident_fd(parentfd, &parent_id) < 0 || extc_ident_fd(fd, &id) < 0) {
-		note_failure(&w, errno, name, sb.st_ino);
+	if (!may_enter(parent_id.uid, id.uid)) {
 		close(fd);
-		goto out;
-	}
-	if (!extc_ident_same_mount(&id, &parent_id)) {
-		report->mounts++;
-		note_failure(&w, EBUSY, name, sb.st_ino);
-		close(fd);
+		note_foreign(&w, name);
+		note_failure(&w, EPERM, name, id.ino);
 		goto out;
 	}
 	w.top = id;
@@ -477,18 +529,43 @@ out:
 	return ((report->failed == 0 && report->stopped == NULL) ? 0 : -1);
 }
 
+void extc_rm_report_add(struct extc_rm_report *sum, const struct extc_rm_report *part)
+{
+	sum->removed += part->removed;
+	sum->failed += part->failed;
+	sum->mounts += part->mounts;
+	sum->detached += part->detached;
+	if (sum->foreign == 0 && part->foreign != 0)
+		memcpy(sum->first_foreign, part->first_foreign, sizeof(sum->first_foreign));
+	sum->foreign += part->foreign;
+	if (sum->first_errno == 0 && part->first_errno != 0) {
+		sum->first_errno = part->first_errno;
+		memcpy(sum->first_name, part->first_name, sizeof(sum->first_name));
+	}
+	if (sum->stopped == NULL) {
+		sum->stopped = part->stopped;
+		sum->stop_errno = part->stop_errno;
+	}
+}
+
 void extc_rm_report_text(const struct extc_rm_report *r, char *buf, size_t len)
 {
-	char err[160] = "", stop_err[80] = "";
+	char err[160] = "", stop_err[80] = "", kept[200] = "", detached[64] = "";
 
 	if (r->first_errno != 0)
 		extc_fmt(err, sizeof(err), "; first error: %s: %s", r->first_name,
 			 strerror(r->first_errno));
+	if (r->foreign != 0)
+		extc_fmt(kept, sizeof(kept), "; left %llu director%s of other users whole (first: %s)",
+			 (unsigned long long)r->foreign, r->foreign == 1 ? "y" : "ies", r->first_foreign);
+	if (r->detached != 0)
+		extc_fmt(detached, sizeof(detached), ", detached %llu",
+			 (unsigned long long)r->detached);
 	if (r->stopped != NULL && r->stop_errno != 0)
 		extc_fmt(stop_err, sizeof(stop_err), ": %s", strerror(r->stop_errno));
 	extc_fmt(buf, len,
-		 "removed %llu, could not remove %llu, mount points left alone %llu%s%s%s%s",
+		 "removed %llu, could not remove %llu, mount points left alone %llu%s%s%s%s%s%s",
 		 (unsigned long long)r->removed, (unsigned long long)r->failed,
-		 (unsigned long long)r->mounts, err, r->stopped ? "; stopped: " : "",
+		 (unsigned long long)r->mounts, detached, err, kept, r->stopped ? "; stopped: " : "",
 		 r->stopped ? r->stopped : "", stop_err);
 }
