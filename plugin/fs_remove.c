@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fs_ident.h"
+#include "fs_inoset.h"
 #include "fs_remove.h"
 #include "text.h"
 
@@ -30,13 +31,6 @@ struct rm_frame {
 	char *name;		/* name in the parent level */
 };
 
-/* Inodes that failed once, so a re-scan of an evicted level skips them. */
-struct ino_set {
-	ino_t *slots;		/* 0 marks a free slot; inode 0 is never valid */
-	size_t cap;
-	size_t count;
-};
-
 struct rm_walk {
 	const struct extc_rm_limits *limits;
 	struct extc_rm_report *report;
@@ -50,77 +44,6 @@ struct rm_walk {
 };
 
 #define FAILED_SET_MAX (1u << 20)
-
-uint64_t extc_monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-}
-
-void extc_rm_limits_default(struct extc_rm_limits *limits)
-{
-	limits->max_fds = 32;
-	limits->max_depth = 1u << 20;
-	limits->max_entries = 0;
-	limits->deadline_ns = 0;
-	limits->detach_mounts = false;
-}
-
-static size_t ino_hash(ino_t ino, size_t cap)
-{
-	uint64_t x = (uint64_t)ino * 0x9e3779b97f4a7c15ull;
-
-	return ((size_t)(x >> 17) & (cap - 1));
-}
-
-static bool ino_set_has(const struct ino_set *set, ino_t ino)
-{
-	size_t i;
-
-	if (set->count == 0 || ino == 0)
-		return (false);
-	for (i = ino_hash(ino, set->cap); set->slots[i] != 0; i = (i + 1) & (set->cap - 1)) {
-		if (set->slots[i] == ino)
-			return (true);
-	}
-	return (false);
-}
-
-static int ino_set_add(struct ino_set *set, ino_t ino)
-{
-	size_t i;
-
-	if (ino == 0 || ino_set_has(set, ino))
-		return (0);
-	if ((set->count + 1) * 2 > set->cap) {
-		struct ino_set bigger = { NULL, set->cap ? set->cap * 2 : 64, 0 };
-
-		bigger.slots = calloc(bigger.cap, sizeof(ino_t));
-		if (bigger.slots == NULL)
-			return (-1);
-		for (i = 0; i < set->cap; i++) {
-			if (set->slots[i] != 0)
-				ino_set_add(&bigger, set->slots[i]);
-		}
-		free(set->slots);
-		*set = bigger;
-	}
-	for (i = ino_hash(ino, set->cap); set->slots[i] != 0; i = (i + 1) & (set->cap - 1))
-		;
-	set->slots[i] = ino;
-	set->count++;
-	return (0);
-}
-
-void extc_rm_report_stop(struct extc_rm_report *report, int err, const char *why)
-{
-	if (report->stopped == NULL) {
-		report->stopped = why;
-		report->stop_errno = err;
-	}
-}
 
 static void stop_walk(struct rm_walk *w, const char *why)
 {
@@ -142,7 +65,7 @@ static void note_failure(struct rm_walk *w, int err, const char *name, ino_t ino
 		r->first_errno = err;
 		extc_escape(name, 48, r->first_name, sizeof(r->first_name));
 	}
-	if (w->failed.count >= FAILED_SET_MAX || ino_set_add(&w->failed, ino) < 0)
+	if (w->failed.count >= FAILED_SET_MAX || extc_ino_set_add(&w->failed, ino) < 0)
 		stop_walk(w, "too many failures to track");
 }
 
@@ -439,10 +362,67 @@ static void walk(struct rm_walk *w)
 			continue;
 		if (over_budget(w))
 			break;
-		if (ino_set_has(&w->failed, de->d_ino))
+		if (extc_ino_set_has(&w->failed, de->d_ino))
 			continue;
 		remove_entry(w, f, de);
 	}
+}
+
+/*
+ * The top is met like any entry: never opened before it is known not to be
+ * a mount, never entered if the user could not have emptied it. true with
+ * '*fd' open on it when the walk is to go down; false when it is done (a
+ * non-directory removed, an absent name) or failed (in the report).
+ */
+static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
+		     struct extc_ident *id)
+{
+	struct extc_ident parent_id;
+
+	if (extc_ident_fd(parentfd, &parent_id) < 0) {
+		note_failure(w, errno, name, 0);
+		return (false);
+	}
+	if (extc_ident_at(parentfd, name, id) < 0) {
+		if (errno == ENOENT)
+			return (false);
+		note_failure(w, errno, name, 0);
+		return (false);
+	}
+	if (!S_ISDIR(id->mode)) {
+		if (unlinkat(parentfd, name, 0) == 0)
+			w->report->removed++;
+		else if (errno != ENOENT)
+			note_failure(w, errno, name, id->ino);
+		return (false);
+	}
+	switch (extc_open_below(parentfd, &parent_id, name, fd, id)) {
+	case EXTC_OPEN_ABSENT:
+		return (false);
+	case EXTC_OPEN_MOUNT:
+		w->report->mounts++;
+		note_failure(w, EBUSY, name, id->ino);
+		return (false);
+	case EXTC_OPEN_ERROR:
+		if (errno == ELOOP || errno == ENOTDIR) {
+			if (unlinkat(parentfd, name, 0) == 0)
+				w->report->removed++;
+			else if (errno != ENOENT)
+				note_failure(w, errno, name, id->ino);
+		} else {
+			note_failure(w, errno, name, id->ino);
+		}
+		return (false);
+	case EXTC_OPEN_OK:
+		break;
+	}
+	if (!may_enter(parent_id.uid, id->uid)) {
+		close(*fd);
+		note_foreign(w, name);
+		note_failure(w, EPERM, name, id->ino);
+		return (false);
+	}
+	return (true);
 }
 
 int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits *limits,
@@ -450,7 +430,7 @@ int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits 
 {
 	struct extc_rm_limits defaults;
 	struct rm_walk w;
-	struct extc_ident parent_id, id;
+	struct extc_ident id;
 	int fd = -1;
 	size_t i;
 
@@ -471,50 +451,8 @@ int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits 
 		goto out;
 	}
 
-	if (extc_ident_fd(parentfd, &parent_id) < 0) {
-		note_failure(&w, errno, name, 0);
+	if (!open_top(&w, parentfd, name, &fd, &id))
 		goto out;
-	}
-	/* the top is met like any entry: never opened before it is known not to be a mount */
-	if (extc_ident_at(parentfd, name, &id) < 0) {
-		if (errno == ENOENT)
-			return (0);
-		note_failure(&w, errno, name, 0);
-		goto out;
-	}
-	if (!S_ISDIR(id.mode)) {
-		if (unlinkat(parentfd, name, 0) == 0)
-			report->removed++;
-		else if (errno != ENOENT)
-			note_failure(&w, errno, name, id.ino);
-		goto out;
-	}
-	switch (extc_open_below(parentfd, &parent_id, name, &fd, &id)) {
-	case EXTC_OPEN_ABSENT:
-		goto out;
-	case EXTC_OPEN_MOUNT:
-		report->mounts++;
-		note_failure(&w, EBUSY, name, id.ino);
-		goto out;
-	case EXTC_OPEN_ERROR:
-		if (errno == ELOOP || errno == ENOTDIR) {
-			if (unlinkat(parentfd, name, 0) == 0)
-				report->removed++;
-			else if (errno != ENOENT)
-				note_failure(&w, errno, name, id.ino);
-		} else {
-			note_failure(&w, errno, name, id.ino);
-		}
-		goto out;
-	case EXTC_OPEN_OK:
-		break;
-	}
-	if (!may_enter(parent_id.uid, id.uid)) {
-		close(fd);
-		note_foreign(&w, name);
-		note_failure(&w, EPERM, name, id.ino);
-		goto out;
-	}
 	w.top = id;
 	if (push_frame(&w, fd, &id, name) == 0)
 		walk(&w);
@@ -529,43 +467,3 @@ out:
 	return ((report->failed == 0 && report->stopped == NULL) ? 0 : -1);
 }
 
-void extc_rm_report_add(struct extc_rm_report *sum, const struct extc_rm_report *part)
-{
-	sum->removed += part->removed;
-	sum->failed += part->failed;
-	sum->mounts += part->mounts;
-	sum->detached += part->detached;
-	if (sum->foreign == 0 && part->foreign != 0)
-		memcpy(sum->first_foreign, part->first_foreign, sizeof(sum->first_foreign));
-	sum->foreign += part->foreign;
-	if (sum->first_errno == 0 && part->first_errno != 0) {
-		sum->first_errno = part->first_errno;
-		memcpy(sum->first_name, part->first_name, sizeof(sum->first_name));
-	}
-	if (sum->stopped == NULL) {
-		sum->stopped = part->stopped;
-		sum->stop_errno = part->stop_errno;
-	}
-}
-
-void extc_rm_report_text(const struct extc_rm_report *r, char *buf, size_t len)
-{
-	char err[160] = "", stop_err[80] = "", kept[200] = "", detached[64] = "";
-
-	if (r->first_errno != 0)
-		extc_fmt(err, sizeof(err), "; first error: %s: %s", r->first_name,
-			 strerror(r->first_errno));
-	if (r->foreign != 0)
-		extc_fmt(kept, sizeof(kept), "; left %llu director%s of other users whole (first: %s)",
-			 (unsigned long long)r->foreign, r->foreign == 1 ? "y" : "ies", r->first_foreign);
-	if (r->detached != 0)
-		extc_fmt(detached, sizeof(detached), ", detached %llu",
-			 (unsigned long long)r->detached);
-	if (r->stopped != NULL && r->stop_errno != 0)
-		extc_fmt(stop_err, sizeof(stop_err), ": %s", strerror(r->stop_errno));
-	extc_fmt(buf, len,
-		 "removed %llu, could not remove %llu, mount points left alone %llu%s%s%s%s%s%s",
-		 (unsigned long long)r->removed, (unsigned long long)r->failed,
-		 (unsigned long long)r->mounts, detached, err, kept, r->stopped ? "; stopped: " : "",
-		 r->stopped ? r->stopped : "", stop_err);
-}

@@ -62,6 +62,20 @@ out:
 	return (rv);
 }
 
+static int remove_stale_leaf(struct tree_fds *t, const char *leaf, const struct extc_fs_policy *pol,
+			     char *why, size_t whylen)
+{
+	struct extc_rm_limits limits;
+	struct extc_rm_report rep;
+	char text[512];
+
+	if (extc_rm_tree_at(t->job, leaf, extc_level_rm_limits(pol, &limits), &rep) == 0)
+		return (0);
+	extc_rm_report_text(&rep, text, sizeof(text));
+	extc_fmt(why, whylen, "%s: a stale directory could not be removed: %s", t->path, text);
+	return (-1);
+}
+
 /*
  * The leaf is made root-owned inside a root-owned job level, filled, and
  * only then handed to the user with fchmod/fchown on its descriptor: until
@@ -118,14 +132,8 @@ static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_con
 		/* left by an earlier run or a half-made attempt: never hand it over */
 		close(fd);
 		fd = -1;
-		if (extc_rm_tree_at(t->job, leaf, extc_level_rm_limits(pol, &limits), &rep) < 0) {
-			char text[512];
-
-			extc_rm_report_text(&rep, text, sizeof(text));
-			extc_fmt(why, whylen, "%s: a stale directory could not be removed: %s",
-				 t->path, text);
+		if (remove_stale_leaf(t, leaf, pol, why, whylen) < 0)
 			goto out;
-		}
 	}
 	if (!created || id.uid != pol->owner) {
 		extc_fmt(why, whylen, "%s: changed while being created; refusing it", t->path);
