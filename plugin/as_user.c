@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,6 +93,45 @@ static int become(const struct extc_creds *cr, char *why, size_t whylen)
 	return (0);
 }
 
+/* close_range(2), or -1 (ENOSYS) on a kernel before 5.9 or under a seccomp filter. */
+static int close_range_(unsigned int first, unsigned int last)
+{
+#ifdef SYS_close_range
+	return ((int)syscall(SYS_close_range, first, last, 0u));
+#else
+	(void)first;
+	(void)last;
+	errno = ENOSYS;
+	return (-1);
+#endif
+}
+
+#define FALLBACK_FD_MAX 65536	/* without close_range: every number up to this is closed */
+
+/*
+ * The child keeps nothing of slurmstepd's: not the log, not the job level
+ * it holds locked, not the leaf, not the task I/O pipes. Only its result
+ * pipe stays (moved to 3), and stdio goes to /dev/null. A child stuck in a
+ * FUSE request then holds nothing anyone else waits for. Async-signal-safe
+ * calls only: the parent may be a multi-threaded slurmstepd.
+ */
+static int keep_only(int wfd)
+{
+	int w = fcntl(wfd, F_DUPFD, 3);	/* out of the way of stdio */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int fd;
+
+	if (w < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+		return (-1);
+	if (w != 3 && dup2(w, 3) < 0)
+		return (-1);
+	if (close_range_(4, ~0u) < 0) {
+		for (fd = 4; fd < FALLBACK_FD_MAX; fd++)
+			close(fd);
+	}
+	return (3);
+}
+
 static void child(const struct extc_creds *cr, extc_as_user_fn fn, void *arg, size_t reslen,
 		  int wfd)
 {
@@ -101,6 +141,12 @@ static void child(const struct extc_creds *cr, extc_as_user_fn fn, void *arg, si
 	signal(SIGPIPE, SIG_DFL);
 	umask(022);
 	memset(&m, 0, sizeof(m));
+	wfd = keep_only(wfd);
+	if (wfd < 0)
+		_exit(3);
+	/* the user must not ptrace or read the memory of a process that was root */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		_exit(3);
 	if (become(cr, m.why, sizeof(m.why)) < 0)
 		m.rc = -1;
 	else
@@ -117,8 +163,13 @@ static void child(const struct extc_creds *cr, extc_as_user_fn fn, void *arg, si
 	_exit(0);
 }
 
-/* Reap the child, SIGKILLing it first if 'kill_it'; a bounded wait (it may be stuck in the kernel). */
-static void reap(pid_t pid, bool kill_it)
+/*
+ * Reap the child, SIGKILLing it first if 'kill_it'; a bounded wait (it may
+ * be stuck in the kernel, where SIGKILL waits for the filesystem). false
+ * when it is still there: it holds nothing of ours (keep_only), so it is
+ * left to die on its own.
+ */
+static bool reap(pid_t pid, bool kill_it)
 {
 	int i, status;
 
@@ -128,13 +179,14 @@ static void reap(pid_t pid, bool kill_it)
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
 		if (r == pid || (r < 0 && errno != EINTR))
-			return;
+			return (true);
 		if (!kill_it && i == 100) {
 			kill(pid, SIGKILL);
 			kill_it = true;
 		}
 		usleep(10000);
 	}
+	return (false);
 }
 
 int extc_as_user(const struct extc_creds *cr, uint64_t timeout_ms, extc_as_user_fn fn, void *arg,
@@ -197,9 +249,13 @@ int extc_as_user(const struct extc_creds *cr, uint64_t timeout_ms, extc_as_user_
 			rv = m.rc;
 		}
 	} else if (extc_monotonic_ns() >= deadline) {
-		reap(pid, true);
-		extc_fmt(why, whylen, "gave up after %llu s (killed the copy; a hung filesystem?)",
-			 (unsigned long long)(timeout_ms / 1000));
+		if (reap(pid, true))
+			extc_fmt(why, whylen, "gave up after %llu s (killed the copy; a hung filesystem?)",
+				 (unsigned long long)(timeout_ms / 1000));
+		else
+			extc_fmt(why, whylen, "gave up after %llu s: the copy (pid %d) is stuck in its "
+				 "filesystem and does not die; it holds nothing of the step and is left "
+				 "behind", (unsigned long long)(timeout_ms / 1000), (int)pid);
 	} else {
 		reap(pid, true);
 		extc_fmt(why, whylen, "the copying process died");

@@ -278,7 +278,8 @@ pid_t extc_run_detached(void (*fn)(void *arg), void *arg)
 	if (read(pipefd[0], &grandchild, sizeof(grandchild)) != (ssize_t)sizeof(grandchild))
 		grandchild = -1;
 	close(pipefd[0]);
-	while (waitpid(child, &status, 0) < 0)
+	/* EINTR only: ECHILD (SIGCHLD ignored, someone else reaped it) ends the wait */
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
 	return (grandchild);
 }

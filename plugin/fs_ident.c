@@ -4,8 +4,22 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "fs_ident.h"
+
+static void ident_from_statx(const struct statx *stx, struct extc_ident *id)
+{
+	id->dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
+	id->ino = (ino_t)stx->stx_ino;
+	id->mnt_id = (stx->stx_mask & STATX_MNT_ID) ? stx->stx_mnt_id : 0;
+	id->mode = stx->stx_mode;
+	id->uid = stx->stx_uid;
+	id->gid = stx->stx_gid;
+	id->nlink = stx->stx_nlink;
+	id->mount_root = (stx->stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+			 (stx->stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
 
 int extc_ident_fd(int fd, struct extc_ident *id)
 {
@@ -14,14 +28,62 @@ int extc_ident_fd(int fd, struct extc_ident *id)
 	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT,
 		  STATX_BASIC_STATS | STATX_MNT_ID, &stx) < 0)
 		return (-1);
-	id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-	id->ino = (ino_t)stx.stx_ino;
-	id->mnt_id = (stx.stx_mask & STATX_MNT_ID) ? stx.stx_mnt_id : 0;
-	id->mode = stx.stx_mode;
-	id->uid = stx.stx_uid;
-	id->gid = stx.stx_gid;
-	id->nlink = stx.stx_nlink;
+	ident_from_statx(&stx, id);
 	return (0);
+}
+
+int extc_ident_at(int dirfd, const char *name, struct extc_ident *id)
+{
+	struct statx stx;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+		  STATX_BASIC_STATS | STATX_MNT_ID, &stx) < 0)
+		return (-1);
+	ident_from_statx(&stx, id);
+	return (0);
+}
+
+enum extc_open_result extc_open_below(int parentfd, const struct extc_ident *parent_id,
+				      const char *name, int *fd, struct extc_ident *id)
+{
+	enum extc_open_result res = EXTC_OPEN_ERROR;
+	struct extc_ident opened;
+	struct statx stx;
+	int pfd, err;
+
+	*fd = -1;
+	/* O_PATH: the lookup ends on the entry, no open request is sent to it */
+	pfd = openat(parentfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return (errno == ENOENT ? EXTC_OPEN_ABSENT : EXTC_OPEN_ERROR);
+	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_BASIC_STATS | STATX_MNT_ID,
+		  &stx) < 0)
+		goto out;
+	ident_from_statx(&stx, id);
+	if (parent_id != NULL && (id->mount_root || !extc_ident_same_mount(id, parent_id))) {
+		res = EXTC_OPEN_MOUNT;
+		goto out;
+	}
+	/* "." of the path descriptor is that directory, even if mounted on meanwhile */
+	*fd = openat(pfd, ".", EXTC_DIR_OPEN_FLAGS);
+	if (*fd < 0)
+		goto out;
+	err = extc_ident_fd(*fd, &opened) < 0 ? errno : 0;
+	if (err == 0 && (opened.dev != id->dev || opened.ino != id->ino))
+		err = ESTALE;
+	if (err != 0) {
+		close(*fd);
+		*fd = -1;
+		errno = err;
+		goto out;
+	}
+	*id = opened;
+	res = EXTC_OPEN_OK;
+out:
+	err = errno;
+	close(pfd);
+	errno = err;
+	return (res);
 }
 
 bool extc_ident_same_mount(const struct extc_ident *a, const struct extc_ident *b)

@@ -14,10 +14,41 @@ struct extc_ident {
 	uid_t uid;
 	gid_t gid;
 	nlink_t nlink;
+	bool mount_root;	/* the root of a mount, when the kernel says (STATX_ATTR_MOUNT_ROOT) */
 };
 
 /* Identity of what 'fd' refers to (statx with the mount id where available). */
 int extc_ident_fd(int fd, struct extc_ident *id);
+
+/*
+ * Identity of 'name' below 'dirfd' (not followed if a symlink) from what
+ * the kernel already has in memory (AT_STATX_DONT_SYNC): a FUSE or network
+ * filesystem mounted on it is never asked, so this cannot wait on a daemon
+ * that does not answer. -1 with errno (ENOENT: no such entry).
+ */
+int extc_ident_at(int dirfd, const char *name, struct extc_ident *id);
+
+/* What extc_open_below found. */
+enum extc_open_result {
+	EXTC_OPEN_OK,		/* '*fd' is the directory, on the parent's mount */
+	EXTC_OPEN_ABSENT,	/* no such entry */
+	EXTC_OPEN_MOUNT,	/* a mount point (or another filesystem): not opened */
+	EXTC_OPEN_ERROR,	/* errno says why (ENOTDIR, ELOOP for a symlink, EMFILE, ...) */
+};
+
+/*
+ * Open the directory 'name' below 'parentfd' as root, without ever asking
+ * the filesystem of a mount on it: first a path-only descriptor (no open
+ * request reaches any filesystem), whose identity is read from memory and
+ * compared with 'parent_id' (mount id, mount root, device); only when it is
+ * on the parent's mount is the directory opened, through "." of that
+ * descriptor, which stays on the directory even if something is mounted on
+ * its name in between. A NULL 'parent_id' skips the mount check (the base
+ * itself may be a mount point). 'id' receives the identity of the result
+ * (of the mount root for EXTC_OPEN_MOUNT).
+ */
+enum extc_open_result extc_open_below(int parentfd, const struct extc_ident *parent_id,
+				      const char *name, int *fd, struct extc_ident *id);
 
 /*
  * Do 'a' and 'b' live on the same mount? The mount id catches bind mounts

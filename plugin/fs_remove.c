@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fs_ident.h"
+#include "fs_inoset.h"
 #include "fs_remove.h"
 #include "text.h"
 
@@ -25,14 +27,8 @@ struct rm_frame {
 	DIR *dir;		/* NULL while evicted */
 	dev_t dev;
 	ino_t ino;
+	uid_t uid;		/* owner: decides which subdirectories are entered */
 	char *name;		/* name in the parent level */
-};
-
-/* Inodes that failed once, so a re-scan of an evicted level skips them. */
-struct ino_set {
-	ino_t *slots;		/* 0 marks a free slot; inode 0 is never valid */
-	size_t cap;
-	size_t count;
 };
 
 struct rm_walk {
@@ -48,76 +44,6 @@ struct rm_walk {
 };
 
 #define FAILED_SET_MAX (1u << 20)
-
-uint64_t extc_monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-}
-
-void extc_rm_limits_default(struct extc_rm_limits *limits)
-{
-	limits->max_fds = 32;
-	limits->max_depth = 1u << 20;
-	limits->max_entries = 0;
-	limits->deadline_ns = 0;
-}
-
-static size_t ino_hash(ino_t ino, size_t cap)
-{
-	uint64_t x = (uint64_t)ino * 0x9e3779b97f4a7c15ull;
-
-	return ((size_t)(x >> 17) & (cap - 1));
-}
-
-static bool ino_set_has(const struct ino_set *set, ino_t ino)
-{
-	size_t i;
-
-	if (set->count == 0 || ino == 0)
-		return (false);
-	for (i = ino_hash(ino, set->cap); set->slots[i] != 0; i = (i + 1) & (set->cap - 1)) {
-		if (set->slots[i] == ino)
-			return (true);
-	}
-	return (false);
-}
-
-static int ino_set_add(struct ino_set *set, ino_t ino)
-{
-	size_t i;
-
-	if (ino == 0 || ino_set_has(set, ino))
-		return (0);
-	if ((set->count + 1) * 2 > set->cap) {
-		struct ino_set bigger = { NULL, set->cap ? set->cap * 2 : 64, 0 };
-
-		bigger.slots = calloc(bigger.cap, sizeof(ino_t));
-		if (bigger.slots == NULL)
-			return (-1);
-		for (i = 0; i < set->cap; i++) {
-			if (set->slots[i] != 0)
-				ino_set_add(&bigger, set->slots[i]);
-		}
-		free(set->slots);
-		*set = bigger;
-	}
-	for (i = ino_hash(ino, set->cap); set->slots[i] != 0; i = (i + 1) & (set->cap - 1))
-		;
-	set->slots[i] = ino;
-	set->count++;
-	return (0);
-}
-
-void extc_rm_report_stop(struct extc_rm_report *report, int err, const char *why)
-{
-	if (report->stopped == NULL) {
-		report->stopped = why;
-		report->stop_errno = err;
-	}
-}
 
 static void stop_walk(struct rm_walk *w, const char *why)
 {
@@ -139,7 +65,7 @@ static void note_failure(struct rm_walk *w, int err, const char *name, ino_t ino
 		r->first_errno = err;
 		extc_escape(name, 48, r->first_name, sizeof(r->first_name));
 	}
-	if (w->failed.count >= FAILED_SET_MAX || ino_set_add(&w->failed, ino) < 0)
+	if (w->failed.count >= FAILED_SET_MAX || extc_ino_set_add(&w->failed, ino) < 0)
 		stop_walk(w, "too many failures to track");
 }
 
@@ -183,6 +109,7 @@ static int push_frame(struct rm_walk *w, int fd, const struct extc_ident *id, co
 	}
 	f->dev = id->dev;
 	f->ino = id->ino;
+	f->uid = id->uid;
 	w->depth++;
 	while (open_count(w) > w->limits->max_fds && w->lowest_open + 1 < w->depth)
 		evict_oldest(w);
@@ -258,29 +185,115 @@ static void pop_frame(struct rm_walk *w)
 		w->lowest_open = w->depth;
 }
 
-/* Open a subdirectory for descent; -1 with errno set when it cannot be. */
-static int open_child_dir(struct rm_walk *w, int dfd, const char *name)
+/*
+ * Open a subdirectory for descent without asking a filesystem mounted on
+ * it (extc_open_below). The descriptor budget is ours; the process limit
+ * may be lower still.
+ */
+static enum extc_open_result open_child_dir(struct rm_walk *w, int dfd, const char *name, int *fd,
+					    struct extc_ident *id)
 {
-	int fd = openat(dfd, name, EXTC_DIR_OPEN_FLAGS);
+	enum extc_open_result res = extc_open_below(dfd, &w->top, name, fd, id);
 
-	/* the descriptor budget is ours; the process limit may be lower still */
-	while (fd < 0 && (errno == EMFILE || errno == ENFILE) && w->lowest_open + 1 < w->depth) {
+	while (res == EXTC_OPEN_ERROR && (errno == EMFILE || errno == ENFILE) &&
+	       w->lowest_open + 1 < w->depth) {
 		evict_oldest(w);
-		fd = openat(dfd, name, EXTC_DIR_OPEN_FLAGS);
+		res = extc_open_below(dfd, &w->top, name, fd, id);
 	}
-	return (fd);
+	return (res);
 }
 
-static bool entry_is_mount_point(const struct rm_walk *w, int dfd, const char *name)
+/*
+ * A mount point in the root-only trash: detached, so that what is under it
+ * can go and the next emptier does not meet it again. The path goes through
+ * our descriptor of its directory; umount2 looks the mount up without
+ * asking its filesystem, and MNT_DETACH never waits for it.
+ */
+static bool detach_mount(int dfd, const char *name)
 {
-	struct statx stx;
+	char path[64 + 256];
 
-	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
-		  STATX_TYPE | STATX_MNT_ID, &stx) < 0)
-		return (false);	/* the open below decides */
-	if ((stx.stx_mask & STATX_MNT_ID) && w->top.mnt_id != 0 && stx.stx_mnt_id != w->top.mnt_id)
-		return (true);
-	return (makedev(stx.stx_dev_major, stx.stx_dev_minor) != w->top.dev);
+	if (snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name) >= (int)sizeof(path))
+		return (false);
+	return (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0);
+}
+
+/* The path of 'name' below the top, escaped, for the report's first foreign directory. */
+static void note_foreign(struct rm_walk *w, const char *name)
+{
+	char path[512] = "";
+	size_t i, len = 0;
+
+	w->report->foreign++;
+	if (w->report->foreign > 1)
+		return;
+	for (i = 0; i < w->depth && len < sizeof(path); i++)
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "%s/", w->frames[i].name);
+	if (len < sizeof(path))
+		snprintf(path + len, sizeof(path) - len, "%s", name);
+	extc_escape(path, 100, w->report->first_foreign, sizeof(w->report->first_foreign));
+}
+
+/*
+ * Root enters only what the tree's user could have emptied: a directory of
+ * the owner of its parent, or anything below a root-owned level (the
+ * plugin's skeleton, the leaf before it is handed over). Another user's
+ * directory the user moved in stays whole: the user could not empty it.
+ */
+static bool may_enter(uid_t parent_uid, uid_t uid)
+{
+	return (parent_uid == 0 || uid == parent_uid);
+}
+
+/* Descend into the directory 'name' of frame 'f', or leave it and say why. */
+static void enter_dir(struct rm_walk *w, struct rm_frame *f, const char *name, ino_t ino)
+{
+	int dfd = dirfd(f->dir);
+	enum extc_open_result res;
+	struct extc_ident id;
+	int fd, detaches = 0;
+
+	res = open_child_dir(w, dfd, name, &fd, &id);
+	/* stacked mounts are detached one by one, within a bound */
+	while (res == EXTC_OPEN_MOUNT && w->limits->detach_mounts && detaches < 8 &&
+	       detach_mount(dfd, name)) {
+		w->report->detached++;
+		detaches++;
+		res = open_child_dir(w, dfd, name, &fd, &id);
+	}
+	if (res == EXTC_OPEN_ABSENT)
+		return;
+	if (res == EXTC_OPEN_MOUNT) {
+		w->report->mounts++;
+		note_failure(w, EBUSY, name, ino);
+		return;
+	}
+	if (res == EXTC_OPEN_ERROR) {
+		/* swapped for a symlink or a file since readdir: remove the name, follow nothing */
+		if (errno == ELOOP || errno == ENOTDIR) {
+			if (unlinkat(dfd, name, 0) == 0) {
+				w->report->removed++;
+				return;
+			}
+			if (errno == ENOENT)
+				return;
+		}
+		note_failure(w, errno, name, ino);
+		return;
+	}
+	if (!may_enter(f->uid, id.uid)) {
+		close(fd);
+		note_foreign(w, name);
+		note_failure(w, EPERM, name, ino);
+		return;
+	}
+	if (w->depth >= w->limits->max_depth) {
+		close(fd);
+		note_failure(w, ELOOP, name, ino);
+		stop_walk(w, "the tree is deeper than the depth limit");
+		return;
+	}
+	push_frame(w, fd, &id, name);
 }
 
 static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dirent *de)
@@ -288,16 +301,15 @@ static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dir
 	int dfd = dirfd(f->dir);
 	bool is_dir = (de->d_type == DT_DIR);
 	struct extc_ident id;
-	struct stat sb;
-	int fd;
 
 	if (de->d_type == DT_UNKNOWN) {
-		if (fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* from memory: a plain stat of a mount point would ask its filesystem */
+		if (extc_ident_at(dfd, de->d_name, &id) < 0) {
 			if (errno != ENOENT)
 				note_failure(w, errno, de->d_name, de->d_ino);
 			return;
 		}
-		is_dir = S_ISDIR(sb.st_mode);
+		is_dir = S_ISDIR(id.mode);
 	}
 	if (!is_dir) {
 		if (unlinkat(dfd, de->d_name, 0) == 0) {
@@ -312,51 +324,7 @@ static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dir
 		}
 		/* became a directory since readdir: treat it as one */
 	}
-	/*
-	 * A mount point is recognised from the entry itself, before it is
-	 * opened: opening the root of a FUSE mount asks its daemon, and one
-	 * that never answers would hang the walk past the epilog's timeout.
-	 * AT_STATX_DONT_SYNC keeps statx from asking the daemon too.
-	 */
-	if (entry_is_mount_point(w, dfd, de->d_name)) {
-		w->report->mounts++;
-		note_failure(w, EBUSY, de->d_name, de->d_ino);
-		return;
-	}
-	fd = open_child_dir(w, dfd, de->d_name);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return;
-		/* swapped for a symlink or a file since readdir: remove the name, follow nothing */
-		if (errno == ELOOP || errno == ENOTDIR) {
-			if (unlinkat(dfd, de->d_name, 0) == 0) {
-				w->report->removed++;
-				return;
-			}
-			if (errno == ENOENT)
-				return;
-		}
-		note_failure(w, errno, de->d_name, de->d_ino);
-		return;
-	}
-	if (extc_ident_fd(fd, &id) < 0) {
-		note_failure(w, errno, de->d_name, de->d_ino);
-		close(fd);
-		return;
-	}
-	if (!extc_ident_same_mount(&id, &w->top)) {
-		w->report->mounts++;
-		note_failure(w, EBUSY, de->d_name, de->d_ino);
-		close(fd);
-		return;
-	}
-	if (w->depth >= w->limits->max_depth) {
-		close(fd);
-		note_failure(w, ELOOP, de->d_name, de->d_ino);
-		stop_walk(w, "the tree is deeper than the depth limit");
-		return;
-	}
-	push_frame(w, fd, &id, de->d_name);
+	enter_dir(w, f, de->d_name, de->d_ino);
 }
 
 static bool over_budget(struct rm_walk *w)
@@ -394,10 +362,67 @@ static void walk(struct rm_walk *w)
 			continue;
 		if (over_budget(w))
 			break;
-		if (ino_set_has(&w->failed, de->d_ino))
+		if (extc_ino_set_has(&w->failed, de->d_ino))
 			continue;
 		remove_entry(w, f, de);
 	}
+}
+
+/*
+ * The top is met like any entry: never opened before it is known not to be
+ * a mount, never entered if the user could not have emptied it. true with
+ * '*fd' open on it when the walk is to go down; false when it is done (a
+ * non-directory removed, an absent name) or failed (in the report).
+ */
+static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
+		     struct extc_ident *id)
+{
+	struct extc_ident parent_id;
+
+	if (extc_ident_fd(parentfd, &parent_id) < 0) {
+		note_failure(w, errno, name, 0);
+		return (false);
+	}
+	if (extc_ident_at(parentfd, name, id) < 0) {
+		if (errno == ENOENT)
+			return (false);
+		note_failure(w, errno, name, 0);
+		return (false);
+	}
+	if (!S_ISDIR(id->mode)) {
+		if (unlinkat(parentfd, name, 0) == 0)
+			w->report->removed++;
+		else if (errno != ENOENT)
+			note_failure(w, errno, name, id->ino);
+		return (false);
+	}
+	switch (extc_open_below(parentfd, &parent_id, name, fd, id)) {
+	case EXTC_OPEN_ABSENT:
+		return (false);
+	case EXTC_OPEN_MOUNT:
+		w->report->mounts++;
+		note_failure(w, EBUSY, name, id->ino);
+		return (false);
+	case EXTC_OPEN_ERROR:
+		if (errno == ELOOP || errno == ENOTDIR) {
+			if (unlinkat(parentfd, name, 0) == 0)
+				w->report->removed++;
+			else if (errno != ENOENT)
+				note_failure(w, errno, name, id->ino);
+		} else {
+			note_failure(w, errno, name, id->ino);
+		}
+		return (false);
+	case EXTC_OPEN_OK:
+		break;
+	}
+	if (!may_enter(parent_id.uid, id->uid)) {
+		close(*fd);
+		note_foreign(w, name);
+		note_failure(w, EPERM, name, id->ino);
+		return (false);
+	}
+	return (true);
 }
 
 int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits *limits,
@@ -405,8 +430,7 @@ int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits 
 {
 	struct extc_rm_limits defaults;
 	struct rm_walk w;
-	struct extc_ident parent_id, id;
-	struct stat sb;
+	struct extc_ident id;
 	int fd = -1;
 	size_t i;
 
@@ -427,42 +451,8 @@ int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits 
 		goto out;
 	}
 
-	if (fstatat(parentfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno == ENOENT)
-			return (0);
-		note_failure(&w, errno, name, 0);
+	if (!open_top(&w, parentfd, name, &fd, &id))
 		goto out;
-	}
-	if (!S_ISDIR(sb.st_mode)) {
-		if (unlinkat(parentfd, name, 0) == 0)
-			report->removed++;
-		else if (errno != ENOENT)
-			note_failure(&w, errno, name, sb.st_ino);
-		goto out;
-	}
-	fd = openat(parentfd, name, EXTC_DIR_OPEN_FLAGS);
-	if (fd < 0) {
-		if (errno == ELOOP || errno == ENOTDIR) {
-			if (unlinkat(parentfd, name, 0) == 0)
-				report->removed++;
-			else if (errno != ENOENT)
-				note_failure(&w, errno, name, sb.st_ino);
-		} else if (errno != ENOENT) {
-			note_failure(&w, errno, name, sb.st_ino);
-		}
-		goto out;
-	}
-	if (extc_ident_fd(parentfd, &parent_id) < 0 || extc_ident_fd(fd, &id) < 0) {
-		note_failure(&w, errno, name, sb.st_ino);
-		close(fd);
-		goto out;
-	}
-	if (!extc_ident_same_mount(&id, &parent_id)) {
-		report->mounts++;
-		note_failure(&w, EBUSY, name, sb.st_ino);
-		close(fd);
-		goto out;
-	}
 	w.top = id;
 	if (push_frame(&w, fd, &id, name) == 0)
 		walk(&w);
@@ -477,18 +467,3 @@ out:
 	return ((report->failed == 0 && report->stopped == NULL) ? 0 : -1);
 }
 
-void extc_rm_report_text(const struct extc_rm_report *r, char *buf, size_t len)
-{
-	char err[160] = "", stop_err[80] = "";
-
-	if (r->first_errno != 0)
-		extc_fmt(err, sizeof(err), "; first error: %s: %s", r->first_name,
-			 strerror(r->first_errno));
-	if (r->stopped != NULL && r->stop_errno != 0)
-		extc_fmt(stop_err, sizeof(stop_err), ": %s", strerror(r->stop_errno));
-	extc_fmt(buf, len,
-		 "removed %llu, could not remove %llu, mount points left alone %llu%s%s%s%s",
-		 (unsigned long long)r->removed, (unsigned long long)r->failed,
-		 (unsigned long long)r->mounts, err, r->stopped ? "; stopped: " : "",
-		 r->stopped ? r->stopped : "", stop_err);
-}

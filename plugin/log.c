@@ -29,7 +29,12 @@ void extc_log_scope_clear(void)
 	scope[0] = '\0';
 }
 
-/* Slurm's log functions take a format; ours is rendered first so user text is never one. */
+/*
+ * Slurm's log functions take a format; ours is rendered first so user text
+ * is never one. User text is escaped where it is put in a message
+ * (extc_escape); sanitizing the whole line besides keeps a missed one from
+ * carrying terminal escapes into slurmd.log.
+ */
 #define EXTC_LOG_BODY(fn)                                         \
 	do {                                                      \
 		char line[1024];                                  \
@@ -37,6 +42,7 @@ void extc_log_scope_clear(void)
 		va_start(ap, fmt);                                \
 		vsnprintf(line, sizeof(line), fmt, ap);           \
 		va_end(ap);                                       \
+		extc_sanitize(line);                              \
 		fn("ext-cache: %s%s", scope, line);               \
 	} while (0)
 

@@ -40,6 +40,16 @@ void extc_escape(const char *in, size_t max_in, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
+void extc_sanitize(char *s)
+{
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c >= 0x7f)
+			*s = '?';
+	}
+}
+
 int extc_vfmt(char *buf, size_t len, const char *fmt, va_list ap)
 {
 	int ret = vsnprintf(buf, len, fmt, ap);

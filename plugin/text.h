@@ -15,6 +15,13 @@
  */
 void extc_escape(const char *in, size_t max_in, char *out, size_t outlen);
 
+/*
+ * Replace, in place, every byte outside printable ASCII by '?'. The last
+ * line of defence of log.c: a line that escaped everything a user wrote is
+ * unchanged by it; one that missed something loses its control bytes.
+ */
+void extc_sanitize(char *s);
+
 /* snprintf that reports truncation: 0 on success, -1 if it did not fit. */
 int extc_fmt(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

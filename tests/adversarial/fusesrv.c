@@ -43,7 +43,7 @@ static void root_attr(struct fuse_attr *a)
 	a->blksize = 4096;
 }
 
-static void serve(int fd, bool hang)
+void fusesrv_serve(int fd, enum fusesrv_mode mode)
 {
 	char *buf = malloc(BUFSZ);
 
@@ -59,6 +59,9 @@ static void serve(int fd, bool hang)
 			_exit(0);	/* ENODEV: unmounted */
 		}
 		if ((size_t)n < sizeof(*in))
+			continue;
+		/* a wedged daemon: mounted (INIT answered), then silent whatever is asked */
+		if (mode == FUSESRV_HANG_ALL && in->opcode != FUSE_INIT)
 			continue;
 		switch (in->opcode) {
 		case FUSE_INIT: {
@@ -86,7 +89,7 @@ static void serve(int fd, bool hang)
 		case FUSE_OPENDIR: {
 			struct fuse_open_out o;
 
-			if (hang)
+			if (mode == FUSESRV_HANG_OPENDIR)
 				break;	/* never answered */
 			memset(&o, 0, sizeof(o));
 			o.fh = 1;
@@ -152,7 +155,7 @@ int fusesrv_start(struct fusesrv *s, const char *mnt, bool hang_on_opendir)
 	}
 	if (s->pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		serve(fd, hang_on_opendir);
+		fusesrv_serve(fd, hang_on_opendir ? FUSESRV_HANG_OPENDIR : FUSESRV_ANSWER);
 		_exit(0);
 	}
 	close(fd);

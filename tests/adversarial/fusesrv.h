@@ -10,6 +10,12 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+enum fusesrv_mode {
+	FUSESRV_ANSWER,		/* an empty directory, every request answered */
+	FUSESRV_HANG_OPENDIR,	/* OPENDIR never answered */
+	FUSESRV_HANG_ALL,	/* nothing but INIT ever answered: GETATTR, LOOKUP, OPENDIR, STATFS wait */
+};
+
 struct fusesrv {
 	pid_t pid;		/* the daemon */
 	char mnt[4096];
@@ -17,6 +23,8 @@ struct fusesrv {
 
 /* Mount on 'mnt' (an existing directory) and start the daemon; -1 with errno if FUSE is missing. */
 int fusesrv_start(struct fusesrv *s, const char *mnt, bool hang_on_opendir);
+/* Answer requests on the /dev/fuse descriptor 'fd' until the mount goes (in the daemon). */
+void fusesrv_serve(int fd, enum fusesrv_mode mode);
 /* Detach the mount (aborting any request in flight) and reap the daemon. */
 void fusesrv_stop(struct fusesrv *s);
 

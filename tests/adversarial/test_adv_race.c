@@ -108,6 +108,32 @@ out:
 	return (rv);
 }
 
+struct populate_arg {
+	const char *leaf;
+	const struct swap_arg *a;
+	unsigned fill;
+};
+
+static int populate_child(void *p)
+{
+	const struct populate_arg *pa = p;
+
+	return (populate_pairs(pa->leaf, pa->a, pa->fill));
+}
+
+/*
+ * As the job's user, as a job fills its leaf: made by root, a directory
+ * the attacker exchanges between mkdirat and fchownat would stay root's,
+ * and root's removal rightly does not enter a root-owned directory inside
+ * the user's tree.
+ */
+static void populate_as_user(const char *leaf, const struct swap_arg *a, unsigned fill)
+{
+	struct populate_arg pa = { leaf, a, fill };
+
+	adv_run_as(ADV_USER_UID, ADV_USER_GID, populate_child, &pa);
+}
+
 static void swap_race(struct adv_fx *fx, bool repopulate, unsigned long iterations)
 {
 	struct adv_sentinels sent;
@@ -148,7 +174,7 @@ static void swap_race(struct adv_fx *fx, bool repopulate, unsigned long iteratio
 			continue;
 		}
 		assert_string_equal(leaf, arg.leaf);
-		populate_pairs(leaf, &arg, 64);
+		populate_as_user(leaf, &arg, 64);
 		switch (i % 3) {
 		case 0:	/* the step's own exit */
 			rv = extc_tree_remove_leaf(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, &rep,
@@ -182,8 +208,11 @@ static void swap_race(struct adv_fx *fx, bool repopulate, unsigned long iteratio
 	{
 		struct extc_rm_report rep;
 
-		assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep,
-						      why, sizeof(why)), 0);
+		if (extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+					 sizeof(why)) != 0) {
+			print_error("the tree stayed once the attacker was gone: %s\n", why);
+			fail();
+		}
 	}
 	adv_sentinels_assert(&sent);
 	adv_sentinels_drop(&sent);

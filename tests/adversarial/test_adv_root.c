@@ -688,7 +688,9 @@ static void test_read_only_and_full_filesystem(void **state)
 			char n[16];
 
 			adv_fmt(n, sizeof(n), "f%u", i);
-			if (mkdirat(lfd, n, 0755) < 0)
+			/* the user's, as a job fills its leaf: root enters only what the user owns */
+			if (mkdirat(lfd, n, 0755) < 0 ||
+			    fchownat(lfd, n, ADV_USER_UID, ADV_USER_GID, AT_SYMLINK_NOFOLLOW) < 0)
 				break;
 		}
 		close(lfd);
@@ -722,6 +724,7 @@ static void test_mounts_inside_the_tree_are_left_alone(void **state)
 	/* same filesystem (same st_dev): a bind of the /etc-like directory */
 	adv_fmt(p, sizeof(p), "%s/a/bind-same-fs", t.leaf);
 	assert_int_equal(mkdir(adv_fmt(q, sizeof(q), "%s/a", t.leaf), 0755), 0);
+	assert_int_equal(lchown(q, ADV_USER_UID, ADV_USER_GID), 0);	/* the user's, as in a job */
 	assert_int_equal(mkdir(p, 0755), 0);
 	assert_int_equal(fstest_bind(sent.etc_dir, p), 0);
 	adv_note_mount(fx, p);
@@ -841,6 +844,11 @@ static void mount_image(struct adv_fx *fx, const char *fstype, const char *mkfs,
 	assert_int_equal(chmod(mnt, 0755), 0);
 }
 
+static int chain_as_user(void *arg)
+{
+	return (fstest_chain_at(*(const int *)arg, "deep", "d", 500, "leaf"));
+}
+
 static void exercise_fs(struct adv_fx *fx, const char *what)
 {
 	struct adv_sentinels sent;
@@ -856,7 +864,8 @@ static void exercise_fs(struct adv_fx *fx, const char *what)
 	lfd = open(t.leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	assert_true(lfd >= 0);
 	assert_int_equal(advtree_fill(lfd, 2000), 0);
-	assert_int_equal(fstest_chain_at(lfd, "deep", "d", 500, "leaf"), 0);
+	/* made by the user: root enters only what the user owns */
+	assert_int_equal(adv_run_as(ADV_USER_UID, ADV_USER_GID, chain_as_user, &lfd), 0);
 	assert_int_equal(advtree_symlink(sent.etc_dir, lfd, "to-etc"), 0);
 	assert_int_equal(advtree_symlink(sent.other_file, lfd, "to-other"), 0);
 	assert_int_equal(linkat(lfd, "fill0", lfd, "hardlink", 0), 0);

@@ -178,6 +178,38 @@ static void test_depth_1000000_huge(void **state)
 	}
 }
 
+struct chain_arg {
+	int dirfd;
+	unsigned long depth;
+	const char *leaf;
+};
+
+static int chain_child(void *p)
+{
+	const struct chain_arg *c = p;
+
+	return (fstest_chain_at(c->dirfd, "deep", "d", c->depth, c->leaf));
+}
+
+/*
+ * A chain in a user's leaf is made by the user, as a job makes it: root's
+ * removal enters only what the user owns below a user's directory.
+ */
+static int chain_as_user(int dirfd, unsigned long depth, const char *leaf)
+{
+	struct chain_arg c = { dirfd, depth, leaf };
+
+	return (adv_run_as(ADV_USER_UID, ADV_USER_GID, chain_child, &c));
+}
+
+/* fstest_wide_at, the directory then given to the user (its entries need not be). */
+static int wide_of_user(int dirfd, const char *name, unsigned long n)
+{
+	if (fstest_wide_at(dirfd, name, n) < 0)
+		return (-1);
+	return (fchownat(dirfd, name, ADV_USER_UID, ADV_USER_GID, AT_SYMLINK_NOFOLLOW));
+}
+
 /* The production path at depth: the epilog removes a job whose leaf is 10^5 deep. */
 static void test_depth_100000_through_the_epilog(void **state)
 {
@@ -192,7 +224,7 @@ static void test_depth_100000_through_the_epilog(void **state)
 	advtree_release(&t);
 	lfd = open(t.leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	assert_true(lfd >= 0);
-	assert_int_equal(fstest_chain_at(lfd, "deep", "d", adv_scaled(100000), NULL), 0);
+	assert_int_equal(chain_as_user(lfd, adv_scaled(100000), NULL), 0);
 	close(lfd);
 	assert_int_equal(fstest_set_nofile(256, &fx->old_nofile), 0);
 	fx->nofile_changed = true;
@@ -419,7 +451,7 @@ static void test_100000_failures_are_one_report(void **state)
 
 	adv_mkdir(fx, "flood", 0755, ADV_USER_UID, ADV_USER_GID);
 	fd = openat(fx->rootfd, "flood", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_int_equal(fstest_wide_at(fd, "ao", n), 0);
+	assert_int_equal(wide_of_user(fd, "ao", n), 0);
 	assert_int_equal(set_flags_at(fd, "ao", FL_APPEND, 0), 0);
 	close(fd);
 	assert_int_equal(extc_rm_tree_at(fx->rootfd, "flood", NULL, &rep), -1);
@@ -494,7 +526,7 @@ static void test_deadline_stops_a_huge_removal(void **state)
 		char d[16];
 
 		adv_fmt(d, sizeof(d), "d%u", i);
-		assert_int_equal(fstest_wide_at(fd, d, 5000), 0);
+		assert_int_equal(wide_of_user(fd, d, 5000), 0);
 	}
 	close(fd);
 	extc_rm_limits_default(&lim);
@@ -503,6 +535,7 @@ static void test_deadline_stops_a_huge_removal(void **state)
 	assert_int_equal(extc_rm_tree_at(fx->rootfd, "big", &lim, &rep), -1);
 	took = adv_now() - t0;
 	fprintf(stderr, "# stopped after %.3f s: %s\n", took, rep.stopped ? rep.stopped : "?");
+	assert_non_null(rep.stopped);
 	assert_string_equal(rep.stopped, "time budget exhausted");
 	assert_true(took < 1.0);
 	assert_true(rep.removed > 0 && rep.removed < 200040);
@@ -529,7 +562,7 @@ static void test_step_removal_out_of_time_goes_to_the_trash(void **state)
 	advtree_create(fx, &t);
 	lfd = open(t.leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	assert_true(lfd >= 0);
-	assert_int_equal(fstest_wide_at(lfd, "w", 3000), 0);
+	assert_int_equal(wide_of_user(lfd, "w", 3000), 0);
 	close(lfd);
 	extc_rm_limits_default(&lim);
 	lim.deadline_ns = 1;	/* already past: the walk stops at its first clock read */
@@ -570,9 +603,9 @@ static void test_killed_mid_removal_then_rerun(void **state)
 	advtree_release(&t);
 	lfd = open(t.leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	assert_true(lfd >= 0);
-	assert_int_equal(fstest_wide_at(lfd, "w1", 30000), 0);
-	assert_int_equal(fstest_chain_at(lfd, "deep", "d", 20000, "leaf"), 0);
-	assert_int_equal(fstest_wide_at(lfd, "w2", 30000), 0);
+	assert_int_equal(wide_of_user(lfd, "w1", 30000), 0);
+	assert_int_equal(chain_as_user(lfd, 20000, "leaf"), 0);
+	assert_int_equal(wide_of_user(lfd, "w2", 30000), 0);
 	close(lfd);
 	for (round = 0; round < 3; round++) {
 		pid = fork();

@@ -505,7 +505,7 @@ static void test_prepare_base(void **state)
 enum remove_kind { REMOVE_LEAF, REMOVE_JOB, REMOVE_DEEP_2FDS, REMOVE_SWEEP };
 static const char *const remove_names[] = { "leaf", "job", "deep tree, 2 descriptors", "sweep" };
 
-/* leaf content: files, a symlink out, a mode-000 user dir, a chain 12 deep with files */
+/* leaf content: files, a symlink out, a mode-000 user dir, a chain 12 deep (the user's) with files */
 static void populate(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -527,6 +527,8 @@ static void populate(const char *dir)
 		int nfd;
 
 		assert_int_equal(mkdirat(fd, "d", 0755), 0);
+		/* the user's own, as a job makes them: root enters only what the user owns */
+		assert_int_equal(fchownat(fd, "d", USER_UID, USER_GID, 0), 0);
 		assert_int_equal(fstest_write_at(fd, "f", "f", 0644), 0);
 		nfd = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		close(fd);

@@ -17,6 +17,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +166,28 @@ static void check_report(const struct fx *fx, const char *line)
 	assert_non_null(strstr(line, " 2:"));
 }
 
+/*
+ * The helper child starts from the fixture's descriptors alone: whatever
+ * else its caller had open (make's jobserver, a build wrapper's `flock 9`
+ * on a regular file) is not this test's to account for.
+ */
+static void only_fixture_fds(const struct fx *fx)
+{
+	const int keep[] = { fx->report, fx->reg_high, fx->pipefd[0], fx->pipefd[1],
+			     fx->sockfd[0], fx->sockfd[1], fx->pipe_high };
+	int fd, top = fx->pipe_high;
+	size_t i;
+
+	for (fd = 3; fd <= top; fd++) {
+		bool kept = false;
+
+		for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+			kept = kept || keep[i] == fd;
+		if (!kept)
+			close(fd);
+	}
+}
+
 /* Run the work detached from a helper child (so that stdio and filters stay its own). */
 static void run_detached_from_child(struct fx *fx, bool no_close_range)
 {
@@ -174,6 +197,7 @@ static void run_detached_from_child(struct fx *fx, bool no_close_range)
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		only_fixture_fds(fx);
 		close(0);	/* a free stdio slot must end up on /dev/null too */
 		if (no_close_range) {
 			/* close_range(2) fails as on a kernel before 5.9 */
@@ -225,11 +249,40 @@ static void test_without_close_range_or_listing(void **state)
 }
 #endif
 
+/* A caller that ignores SIGCHLD has no child to wait for: the wait must end (ECHILD). */
+static void test_sigchld_ignored_does_not_spin(void **state)
+{
+	struct fx *fx = *state;
+	char line[4096];
+	int status = 0, i;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		only_fixture_fds(fx);
+		signal(SIGCHLD, SIG_IGN);
+		_exit(extc_run_detached(report, fx) > 0 ? 0 : 1);
+	}
+	/* a bound: extc_run_detached returns in milliseconds unless it spins */
+	for (i = 0; i < 1000 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		poll(NULL, 0, 10);
+	if (i == 1000) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		fail_msg("extc_run_detached did not return with SIGCHLD ignored (waitpid loop on ECHILD)");
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	read_report(fx, line, sizeof(line));
+	check_report(fx, line);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_keeps_only_regular_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_a_descriptor_listing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigchld_ignored_does_not_spin, setup, teardown),
 #ifdef __x86_64__
 		cmocka_unit_test_setup_teardown(test_without_close_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_close_range_or_listing, setup, teardown),

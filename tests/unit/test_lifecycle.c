@@ -198,12 +198,14 @@ static void test_job_mode_shared_by_steps_until_epilog(void **state)
 	(void)state;
 	fake_reset(S_CTX_REMOTE, &job);
 	assert_int_equal(run_step(1, av, "job", NULL), 0);
-	/* as torch would: its directory first, then the build in it */
+	/* as torch would, as the job's user: its directory first, then the build in it */
 	snprintf(marker, sizeof(marker), "%s/%d/77/job/torch_extensions", base, JOB_UID);
 	assert_int_equal(mkdir(marker, 0755), 0);
+	assert_int_equal(lchown(marker, JOB_UID, JOB_GID), 0);
 	strcat(marker, "/built.so");
 	fd = open(marker, O_CREAT | O_WRONLY, 0600);
 	assert_true(fd >= 0);
+	assert_int_equal(fchown(fd, JOB_UID, JOB_GID), 0);
 	close(fd);
 	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
 	assert_true(exists("%s", marker));

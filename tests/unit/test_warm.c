@@ -603,6 +603,45 @@ static void test_manifest_round_trip_and_mismatch(void **state)
 	assert_int_equal(extc_manifest_parse("key=x\n", &b, why, sizeof(why)), -1);
 }
 
+/* Only printable ASCII in 's': what a log line may carry. */
+static void assert_printable(const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			fail_msg("byte 0x%02x reaches a log line", (unsigned char)*s);
+	}
+}
+
+/*
+ * Every field of a manifest is the publisher's (the user's) text: none
+ * reaches the reason that is logged (and told the user) unescaped
+ * (issue 13, finding 3: job, node and isa were not).
+ */
+static void test_manifest_fields_are_escaped(void **state)
+{
+	static const char hostile[] = "format=1\nkey=k\x1b[2J\nar" "ch=x86\x1b]0;t\x07\n"
+				      "isa=\x9b" "31m\xff\nj" "ob=\x1b[31m42\r\nnode=n\x1b[1;1H\x08\n";
+	struct extc_manifest have, want;
+	char why[512];
+
+	(void)state;
+	assert_int_equal(extc_manifest_parse(hostile, &have, why, sizeof(why)), 0);
+	local_manifest(&want, "other-key");
+	/* the key differs: job, node and key are shown */
+	assert_int_equal(extc_manifest_compatible(&have, &want, why, sizeof(why)), -1);
+	fprintf(stderr, "#   %s\n", why);
+	assert_printable(why);
+	assert_non_null(strstr(why, "\\x1b[31m42"));
+	assert_non_null(strstr(why, "n\\x1b[1;1H\\x08"));
+	/* the key matches, the CPU does not: arch, isa and node are shown */
+	strcpy(want.key, have.key);
+	assert_int_equal(extc_manifest_compatible(&have, &want, why, sizeof(why)), -1);
+	fprintf(stderr, "#   %s\n", why);
+	assert_printable(why);
+	assert_non_null(strstr(why, "\\x9b31m\\xff"));
+	assert_non_null(strstr(why, "x86\\x1b]0;t\\x07"));
+}
+
 static void test_seed_refused_on_manifest_mismatch_reads_the_file(void **state)
 {
 	struct extc_manifest mine, there;
@@ -739,6 +778,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent_publish_one_wins),
 		cmocka_unit_test(test_publish_refuses_a_directory_of_another_key),
 		cmocka_unit_test(test_manifest_round_trip_and_mismatch),
+		cmocka_unit_test(test_manifest_fields_are_escaped),
 		cmocka_unit_test(test_seed_refused_on_manifest_mismatch_reads_the_file),
 		cmocka_unit_test(test_isa_fingerprint),
 		cmocka_unit_test(test_as_user_drops_for_good_and_is_bounded),
