@@ -15,6 +15,7 @@
 #include "fs_remove.h"
 #include "text.h"
 #include "warm_copy.h"
+#include "warm_ninja.h"
 
 #define COPY_BUF_SIZE (256u * 1024u)
 
@@ -130,13 +131,17 @@ static bool is_pyver_group(const char *name)
 enum ext_state { EXT_NONE, EXT_COMPLETE, EXT_INCOMPLETE };
 
 /*
- * A torch extension directory is complete when its build produced a .so and
- * no builder holds (or, killed, left) its lock. Without build.ninja, a .so
- * or a lock it is no extension directory at all.
+ * A torch extension directory is complete when every .so in it is one that
+ * ninja's log says a finished command left (warm_ninja.h). Without a log,
+ * when no builder holds (or, killed, left) its lock. The lock alone decides
+ * nothing where the log exists: torch 2.14 keeps the file for good (it
+ * holds an OS lock on it: torch/utils/cpp_extension.py, FileLock), while
+ * 1.13 and 2.6 remove it after a build (FileBaton). Without build.ninja, a
+ * .so or a lock it is no extension directory at all.
  */
 static enum ext_state ext_state(int dirfd)
 {
-	bool so = false, lock = false, ninja = false;
+	bool so = false, so_unfinished = false, lock = false, ninja = false, no_log = false;
 	struct dirent *de;
 	DIR *d = extc_warm_opendir(dirfd);
 
@@ -146,19 +151,26 @@ static enum ext_state ext_state(int dirfd)
 		size_t len = strlen(de->d_name);
 		struct stat sb;
 
-		if (strcmp(de->d_name, EXTC_WARM_LOCK_NAME) == 0)
+		if (strcmp(de->d_name, EXTC_WARM_LOCK_NAME) == 0) {
 			lock = true;
-		else if (strcmp(de->d_name, "build.ninja") == 0)
+		} else if (strcmp(de->d_name, "build.ninja") == 0) {
 			ninja = true;
-		else if (len > 3 && strcmp(de->d_name + len - 3, ".so") == 0 &&
-			 fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-			 S_ISREG(sb.st_mode) && sb.st_size > 0)
+		} else if (len > 3 && strcmp(de->d_name + len - 3, ".so") == 0 &&
+			   fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+			   S_ISREG(sb.st_mode) && sb.st_size > 0) {
+			enum extc_ninja_verdict v = extc_ninja_built(dirfd, de->d_name, &sb);
+
 			so = true;
+			so_unfinished |= (v == EXTC_NINJA_NOT_BUILT);
+			no_log |= (v == EXTC_NINJA_NO_LOG);
+		}
 	}
 	closedir(d);
 	if (!so && !lock && !ninja)
 		return (EXT_NONE);
-	return (so && !lock ? EXT_COMPLETE : EXT_INCOMPLETE);
+	if (!so || so_unfinished)
+		return (EXT_INCOMPLETE);
+	return (no_log && lock ? EXT_INCOMPLETE : EXT_COMPLETE);
 }
 
 static int room_for(struct walk *w, uint64_t more)
