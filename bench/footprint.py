@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """spank-ext-cache benchmark 4: slurmstepd footprint across sequential steps.
 
 Runs as root next to a batch job (bench/run.sh submits it) whose steps

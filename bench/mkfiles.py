@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Make N empty files under DIR, 1000 per directory (d000/f0000 ...), fast.
 
 Run by benchmark 3 as the job's user inside a step: the job's cache tree.

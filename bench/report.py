@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Turn bench/run.sh's raw data into bench/RESULTS.md (markdown on stdout).
 
   report.py DATA_DIR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache benchmark: the removal engine (extc_rm_tree_at, with the
  * limits the epilog's emptier uses) against GNU `rm -rf` on the same

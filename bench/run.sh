@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # spank-ext-cache benchmarks: the one command (`make bench` runs it too).
 #
 #   bench/run.sh [--quick] [-o FILE]

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # spank-ext-cache benchmark 5, warm start (bench/run.sh runs it as its last
 # section; it also runs alone: `bench/warm.sh [DATA_DIR]`, as root, which
 # starts its own lab cluster and prints its table).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache benchmark: the seed copy engine (extc_warm_copy_tree, as
  * a seed runs it) against `cp -a` of the same cache-shaped tree.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Multi-node data-parallel training the way DeepSpeed runs under Slurm.
 
 srun starts one process per rank; torch.distributed is initialised from the

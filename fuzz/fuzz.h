@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache fuzz targets: the libFuzzer entry point, and the helpers the
  * targets share. Every target is built twice: with clang -fsanitize=fuzzer

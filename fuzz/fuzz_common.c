@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache fuzz targets: shared checks (see fuzz.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache fuzz target: the plugstack.conf argument parser (security-cases.md
  * case 46) and the single-value validators it uses.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache fuzz target: the path builder (security-cases.md case 14) and the
  * strict name parsers the sweep relies on (case 38), plus the log escaper

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache fuzz target: the --ext-cache / SLURM_EXT_CACHE value validator
  * (security-cases.md case 41) and the option-over-environment resolution.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache fuzz target: the --ext-cache-seed / --ext-cache-publish value
  * validator, SLURM_EXT_CACHE_KEY, and the admin's seed= pattern with its

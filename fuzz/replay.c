@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache fuzz replay: feeds every file of a corpus to a target's
  * LLVMFuzzerTestOneInput without libFuzzer (the systemd fuzz-main.c pattern),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: run a function in a child process that is fully the job's user, with a deadline. */
 #include <errno.h>
 #include <fcntl.h>

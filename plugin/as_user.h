@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: run a function in a child process that is fully the job's user, with a deadline. */
 #ifndef EXTC_AS_USER_H_
 #define EXTC_AS_USER_H_

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: run slow work (emptying the trash) after the epilog has returned. */
 #include <dirent.h>
 #include <errno.h>

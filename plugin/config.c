@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the admin's plugstack.conf arguments, parsed and validated. */
 #include <ctype.h>
 #include <string.h>

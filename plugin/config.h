@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the admin's plugstack.conf arguments, parsed and validated. */
 #ifndef EXTC_CONFIG_H_
 #define EXTC_CONFIG_H_

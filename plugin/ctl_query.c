@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: what the controller says about a job, for the leftover sweep. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: what the controller says about a job, for the leftover sweep. */
 #ifndef EXTC_CTL_QUERY_H_
 #define EXTC_CTL_QUERY_H_

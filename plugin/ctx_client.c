@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: hooks run in srun, sbatch and salloc (local and allocator contexts). */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: hooks run in srun, sbatch and salloc (local and allocator contexts). */
 #ifndef EXTC_CTX_CLIENT_H_
 #define EXTC_CTX_CLIENT_H_

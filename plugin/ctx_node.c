@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: hooks run by slurmd itself and by its job epilog (slurmd and job-script contexts). */
 #include <stdbool.h>
 #include <string.h>

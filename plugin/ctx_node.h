@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: hooks run by slurmd itself and by its job epilog (slurmd and job-script contexts). */
 #ifndef EXTC_CTX_NODE_H_
 #define EXTC_CTX_NODE_H_

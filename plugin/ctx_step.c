@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: hooks run in slurmstepd, once per step per node (remote context). */
 #include <limits.h>
 #include <pwd.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: hooks run in slurmstepd, once per step per node (remote context). */
 #ifndef EXTC_CTX_STEP_H_
 #define EXTC_CTX_STEP_H_

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the SPANK entry points, each forwarding to the module of its context. */
 #include <slurm/slurm_errno.h>
 #include <slurm/slurm_version.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: which cache variables a step gets, and what happens to values already set. */
 #ifndef EXTC_ENVVARS_H_
 #define EXTC_ENVVARS_H_

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: identity of an open directory (device, inode, mount) and its checks. */
 #include <errno.h>
 #include <fcntl.h>

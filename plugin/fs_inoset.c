@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: a set of inode numbers, open addressing (see fs_inoset.h). */
 #include <stdint.h>
 #include <stdlib.h>

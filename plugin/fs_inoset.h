@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: a set of inode numbers (the removal walk's failed entries). */
 #ifndef EXTC_FS_INOSET_H_
 #define EXTC_FS_INOSET_H_

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the root-owned levels <base>[/<node>]/<uid>/<job>, opened and verified one by one. */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache: internals shared by fs_tree.c, fs_trash.c and fs_level.c:
  * the descriptors of a walk down <base>[/<node>]/<uid>/<job>, and the checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: removal of a user-controlled tree, as root, through held descriptors only. */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the removal engine's limits and report: defaults, sums and one log-ready sentence. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the root-only trash: retiring a job's tree, emptying, sweeping leftovers. */
 #ifndef EXTC_FS_TRASH_H_
 #define EXTC_FS_TRASH_H_

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: directory names of the per-node tree, built from integers only. */
 #include <ctype.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: directory names of the per-node tree, built from integers only. */
 #ifndef EXTC_LAYOUT_H_
 #define EXTC_LAYOUT_H_

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: log lines, all prefixed "ext-cache:" and naming the job and step. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the manifest of a published cache, and whether a job may reuse it. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the cache modes a job can ask for, and their validation. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the --ext-cache* options as srun, sbatch, salloc and slurmstepd see them. */
 #ifndef EXTC_OPTION_H_
 #define EXTC_OPTION_H_

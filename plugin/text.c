@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: small string helpers shared by the pure modules. */
 #include <stdio.h>
 #include <string.h>

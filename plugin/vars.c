@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the built-in list of cache variables, each read from its tool's source. */
 #include <string.h>
 

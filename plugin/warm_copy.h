@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: copying a JIT cache tree as the job's user (seed in, publish out). */
 #ifndef EXTC_WARM_COPY_H_
 #define EXTC_WARM_COPY_H_

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the seed and publish directories as users and admins name them. */
 #include <string.h>
 

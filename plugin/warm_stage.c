@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: seeding a leaf from a prepared cache, publishing its builds back atomically. */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: warm start in slurmstepd: seed the step's directory, publish its builds. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: warm start in slurmstepd: seed the step's directory, publish its builds. */
 #ifndef EXTC_WARM_STEP_H_
 #define EXTC_WARM_STEP_H_

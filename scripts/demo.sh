@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A two-minute look at spank-ext-cache on a throwaway 3-node Slurm on this machine.
 # As root on Debian 12: installs what it needs, builds the plugin, starts
 # munge + slurmctld + 3 slurmd (each with its own node-local /tmp and

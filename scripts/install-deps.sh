@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Install, from Debian 12's repositories, what building and testing spank-ext-cache needs.
 #   scripts/install-deps.sh build    compiler, autotools, Slurm headers, cmocka
 #   scripts/install-deps.sh test     build + Slurm daemons, munge, PyTorch, numba, clang, valgrind

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The whole test suite, from a fresh Debian 12 machine, as root:
 #   install dependencies, build with warnings as errors, run the cmocka unit
 #   tests, every integration suite on a throwaway 3-node Slurm, the packaging

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Hardening suite of the filesystem engine, from a fresh Debian 12 machine, as root:
 #
 #   1. the unit, adversarial (tests/adversarial), fault-injection (tests/fault)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 // A fused optimizer step as a JIT-built C++ op, the way DeepSpeed ships its
 // FusedAdam / cpu_adam optimizers: the sources come with the package and are
 // compiled by torch.utils.cpp_extension.load() on first use, into

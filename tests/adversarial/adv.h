@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache adversarial tests: shared machinery on top of tests/unit/fstest.h.
  *

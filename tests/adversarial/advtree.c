@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache adversarial tests: a production-shaped tree to attack (see advtree.h). */
 #include <setjmp.h>
 #include <stdarg.h>

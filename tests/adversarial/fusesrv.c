@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache adversarial tests: a minimal /dev/fuse server (see fusesrv.h). */
 #include <errno.h>
 #include <fcntl.h>

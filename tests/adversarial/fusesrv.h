@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache adversarial tests: a minimal FUSE filesystem spoken directly over
  * /dev/fuse (no libfuse), for security-cases.md cases 12 and 24. Its root is

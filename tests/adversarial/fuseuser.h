@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache adversarial tests: a FUSE filesystem mounted the way a job's user
  * mounts one: as that user, through the setuid fusermount3 with -o allow_other,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache adversarial tests: races against the engine (security-cases.md
  * cases 8, 9, 15, 19, 20, 21, 29, 33, 39), with an attacker process running

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache adversarial tests: what only root can set up (security-cases.md
  * cases 1-7, 11, 12, 13, 22, 23, 35, 36, 50, 51): squatted, symlinked and

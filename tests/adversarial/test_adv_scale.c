@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache adversarial tests: scale and hostile shapes for removal
  * (security-cases.md cases 26, 27, 28, 30, 31, 32, 37, 38, 49): depth 10^5 in a

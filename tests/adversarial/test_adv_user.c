@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache adversarial tests: what a hostile job user can do to root
  * (issue 13, security-cases.md cases 52-57):

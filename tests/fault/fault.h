@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache fault injection: a link-time seam (-Wl,--wrap=SYMBOL) around
  * every system call the filesystem engine makes. It works under the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache fault injection: the --wrap seam (see fault.h). */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache fault injection tests (security-cases.md cases 8, 13, 16, 30, 33,
  * 34, 40, 48): ENOSPC, EMFILE, EIO, EROFS and EACCES injected at the Nth call

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared set-up for the integration suites: the lab cluster with ext_cache.so
 # loaded, and small helpers to run jobs as the test user and look at nodes.
 #

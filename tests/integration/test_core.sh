@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Core behaviour on a real 3-node Slurm: one private node-local directory per
 # step per node, exported to every rank, gone after the step and the job;
 # modes, the environment form, the admin default, and refusal of bad input.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Deferred removal on a real 3-node Slurm. The job epilog moves a job's tree
 # (here 100000 files) into <base>/.trash in O(1) and returns; a detached
 # emptier removes it afterwards with the same engine and the same rules.

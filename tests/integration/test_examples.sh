@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The files in examples/, used as written on a real 3-node Slurm:
 #   * examples/plugstack.conf.d/ext-cache.conf, the admin's line (the same as
 #     README.md's), loaded through `include .../plugstack.conf.d/*.conf` as

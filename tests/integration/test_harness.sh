@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Smoke test of the integration-test harness (lib/cluster.sh, lib/assert.sh):
 # starts a real 3-node Slurm cluster on this machine with an empty plugstack
 # and checks that it behaves like one: srun/sbatch/salloc as the unprivileged

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Slurm's own job_container/tmpfs (a private /tmp per job) with the plugin:
 # a base under /var/tmp is untouched by it, and a base under /tmp ends up
 # inside the job's private /tmp, made in the job's mount namespace.

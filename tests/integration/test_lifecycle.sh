@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Lifecycle completeness on a real 3-node Slurm: every kind of step and job,
 # concurrent steps, requeue, unclean ends (scancel, time limit, SIGKILLed
 # task and slurmstepd), a crashed slurmd, user-set variables, and failure

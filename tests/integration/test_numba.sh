@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Numba's on-disk cache (@njit(cache=True), NUMBA_CACHE_DIR) on a real 3-node
 # Slurm, as the unprivileged user, with Debian's python3-numba:
 #   * without the plugin the cache of code installed read-only (as site

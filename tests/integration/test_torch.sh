@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # PyTorch JIT extensions on a real 3-node Slurm, as the unprivileged user:
 # every rank JIT-builds a small C++ op with torch.utils.cpp_extension.load(),
 # the way DeepSpeed's op builder does (torch/extc_op.cpp via torch/extload.py),

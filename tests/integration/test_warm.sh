@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Warm start on a real 3-node Slurm, as the unprivileged user, with the
 # PyTorch JIT op of tests/integration/torch (extload.py):
 #   1. job 1 builds on every node and publishes (--ext-cache-publish=DIR, DIR

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared helpers of the packaging tests (test_*.sh in this directory).
 #
 #   pkg_begin NAME [root]   set up: root check, work dir, log dir, EXIT cleanup

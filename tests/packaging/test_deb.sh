@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The Debian package, for real: `dpkg-buildpackage -us -uc -b` on a clean copy
 # of the source tree; the .deb holds the plugin in Slurm's plugin directory,
 # the commented plugstack.conf.d snippet as a conffile, the manual and the

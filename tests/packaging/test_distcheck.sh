@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The release tarball: `make distcheck` on a clean copy of the source tree
 # (the tarball builds out of tree and passes `make check`; install and
 # uninstall under distcheck's own prefix leave nothing behind), the tarball

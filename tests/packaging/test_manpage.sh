@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The manual ext_cache(8) against the code: it renders without warnings, has
 # every section an admin needs, and documents exactly the plugstack arguments
 # plugin/config.c accepts (each with the default the code uses), the user

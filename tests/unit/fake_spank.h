@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache tests: an in-memory stand-in for the spank_* and slurm_* calls of slurmstepd. */
 #ifndef EXTC_FAKE_SPANK_H_
 #define EXTC_FAKE_SPANK_H_

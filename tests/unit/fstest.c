@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache unit tests: filesystem fixtures (see fstest.h). */
 #include <dirent.h>
 #include <errno.h>

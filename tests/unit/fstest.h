@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache unit tests: filesystem fixtures shared by the tests that
  * work on real directories (test_fs_remove, test_fs_tree, test_lifecycle).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache tests: cmocka assertions on message text (include after <cmocka.h>). */
 #ifndef EXTC_STRASSERT_H_
 #define EXTC_STRASSERT_H_

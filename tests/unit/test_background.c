@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache unit tests: background.h (the detached emptier's process).
  * The work function reports, from inside the detached grandchild, which

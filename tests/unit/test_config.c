@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache unit tests: config.h (plugstack.conf arguments) and the text helpers it uses. */
 #include <setjmp.h>
 #include <stdarg.h>

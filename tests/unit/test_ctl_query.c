@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache tests: the leftover sweep's question to slurmctld, and what a failing Slurm API does to it. */
 #include <errno.h>
 #include <setjmp.h>

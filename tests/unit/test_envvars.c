@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache unit tests: envvars.h (what happens to a cache variable already set). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache unit tests: fs_remove.h (removal of a user-controlled tree as root)
  * and the fs_ident.h checks it relies on. Real directories below a fresh mkdtemp();

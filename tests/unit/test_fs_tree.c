@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache unit tests: fs_tree.h (<base>[/<node>]/<uid>/<job>/<leaf>, made and
  * removed as root). Real directories below a fresh mkdtemp(); needs root (the leaf is

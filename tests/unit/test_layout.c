@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache unit tests: layout.h (directory names built from integers only). */
 #include <setjmp.h>
 #include <stdarg.h>

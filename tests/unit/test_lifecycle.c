@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache tests: whole SPANK lifecycles through the fake spank layer, on a real directory. */
 #include <dirent.h>
 #include <errno.h>

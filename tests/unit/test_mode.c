@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache unit tests: mode.h (mode names, user value validation, precedence). */
 #include <setjmp.h>
 #include <stdarg.h>

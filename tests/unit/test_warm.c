@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache unit tests: warm start (seed and publish copies, manifest, running as the user). */
 #include <errno.h>
 #include <fcntl.h>

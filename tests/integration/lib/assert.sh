@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Tiny TAP-like assertion helpers for the integration tests.
 #
 #   t_pass NAME                  record a pass

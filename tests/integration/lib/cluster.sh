@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # lab: a throwaway multi-node Slurm cluster on this one machine, for the
 # integration tests of spank-ext-cache.  Source this file (bash >= 4.4), then:
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 // A small C++ op of the kind DeepSpeed JIT-builds (cf. its fused_adam /
 // cpu_adam ops): one in-place fused update plus a version query.  Built with
 // torch.utils.cpp_extension.load() by extload.py.  EXTC_OP_VERSION comes from

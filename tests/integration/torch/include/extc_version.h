@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Stands for a header of an installed package that a JIT op includes.
  * tests/integration/test_torch.sh scenario 4 replaces it with a newer
  * version that keeps an old mtime, as package managers do. */
