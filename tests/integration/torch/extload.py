@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """JIT-build and call a small C++ op the way DeepSpeed's op builder does, and
 report what this rank did.
 
@@ -11,8 +12,11 @@ torch.utils.cpp_extension.load() with verbose=True, so torch prints
 prints "Time to load NAME op: N seconds" and calls the op.
 
 The instrumentation only observes what torch does:
-  * FileBaton.try_acquire / FileBaton.wait: did this process take the build
-    lock ("took") or find it held ("busy"), and how long it waited.
+  * the build lock: FileBaton.try_acquire / FileBaton.wait (torch 1.13 and
+    2.6: a lock file whose existence is the lock) or the FileLock that
+    cpp_extension holds instead from torch 2.14 on (an OS lock on that
+    file): did this process take the build lock ("took") or find it held
+    ("busy"), and how long it waited.
   * cpp_extension._run_ninja_build: how many compile (.o) and link (.so)
     commands ninja ran for this process, from the build directory's
     .ninja_log before and after (ninja appends one line per command it runs;
@@ -110,6 +114,36 @@ def run_ninja_build(build_directory, verbose, error_prefix):
 FileBaton.try_acquire = try_acquire
 FileBaton.wait = wait
 cpp_ext._run_ninja_build = run_ninja_build
+
+_FileLock = getattr(cpp_ext, "FileLock", None)
+if _FileLock is not None:
+    import filelock  # noqa: E402
+
+    class ObservedFileLock(_FileLock):
+        """torch 2.14's build lock, taken the same way, with what happened noted."""
+
+        def __enter__(self):
+            rec["lock"] = self.lock_file
+            try:
+                self.acquire(timeout=0)
+                rec["baton"] = "took"
+            except filelock.Timeout:
+                rec["baton"] = "busy"
+                t = time.time()
+                try:
+                    self.acquire()
+                finally:
+                    rec["waited"] = time.time() - t
+            return self
+
+    cpp_ext.FileLock = ObservedFileLock
+    # torch 2.14 announces its root through logging, at INFO, where 1.13 and
+    # 2.6 print it: show it as those do, on stderr
+    import logging  # noqa: E402
+    _h = logging.StreamHandler(sys.stderr)
+    _h.setFormatter(logging.Formatter("%(message)s"))
+    cpp_ext.logger.addHandler(_h)
+    cpp_ext.logger.setLevel(logging.INFO)
 
 # --- what DeepSpeed's OpBuilder.jit_load() does, minus the CUDA parts --------
 t = time.time()
