@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The RPM spec, for real: `make dist` on a clean copy of the source tree, then
 # `rpmbuild -tb` on the tarball (the spec travels inside it) against the
 # installed Slurm headers, with Debian's rpm. The package holds the plugin in
@@ -14,7 +15,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 pkg_begin rpm
-pkg_need rpm cpio build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev \
+pkg_need rpm cpio elfutils build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev \
     slurm-wlm-basic-plugins python3 man-db groff-base
 
 name=spank-ext-cache

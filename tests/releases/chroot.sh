@@ -28,7 +28,7 @@ REL_BUILD_PKGS="build-essential autoconf automake libtool pkg-config libslurm-de
     e2fsprogs xfsprogs btrfs-progs fuse3 util-linux procps psmisc kmod git ca-certificates"
 REL_RUN_PKGS="slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
     python3 python3-dev python3-torch libtorch-dev pybind11-dev ninja-build g++
-    dpkg-dev debhelper fakeroot lintian rpm cpio man-db groff-base"
+    dpkg-dev debhelper fakeroot lintian rpm cpio elfutils man-db groff-base"
 
 rel_known() { case ${1:-} in trixie | forky) return 0 ;; *) return 1 ;; esac; }
 
