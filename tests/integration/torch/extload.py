@@ -120,21 +120,23 @@ if _FileLock is not None:
     import filelock  # noqa: E402
 
     class ObservedFileLock(_FileLock):
-        """torch 2.14's build lock, taken the same way, with what happened noted."""
+        """torch 2.14's build lock, taken as torch takes it, with what happened noted."""
 
-        def __enter__(self):
+        def acquire(self, timeout=None, *args, **kwargs):
+            if rec["baton"] != "none":
+                return super().acquire(timeout, *args, **kwargs)
             rec["lock"] = self.lock_file
             try:
-                self.acquire(timeout=0)
+                proxy = super().acquire(0)
                 rec["baton"] = "took"
+                return proxy
             except filelock.Timeout:
                 rec["baton"] = "busy"
-                t = time.time()
-                try:
-                    self.acquire()
-                finally:
-                    rec["waited"] = time.time() - t
-            return self
+            t = time.time()
+            try:
+                return super().acquire(timeout, *args, **kwargs)
+            finally:
+                rec["waited"] = time.time() - t
 
     cpp_ext.FileLock = ObservedFileLock
     # torch 2.14 announces its root through logging, at INFO, where 1.13 and
