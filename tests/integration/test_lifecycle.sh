@@ -219,12 +219,19 @@ JOB
 job=$(lab_user sbatch --parsable -o "$LAB/work/%j.out" --open-mode=append "$LAB/work/requeue.sh")
 for _ in $(seq 100); do grep -q '^RUN' "$LAB/work/$job.out" 2>/dev/null && break; sleep 0.1; done
 lab_root scontrol requeue "$job"
-# a requeued job waits out a begin-time delay; release it at once (once it
-# is pending again, after its epilog: bounded at 60 s on a loaded machine)
+# a requeued job waits out a begin-time delay; release it once it is pending
+# again (after its epilog; bounded at 60 s on a loaded machine), in a later
+# second than its kill: slurmd compares the new launch credential with the
+# revocation by whole seconds (slurm_cred_revoked, src/common/slurm_cred.c, from
+# _rpc_batch_job in src/slurmd/slurmd/req.c)
+# and refuses a relaunch in the same second ("already killed, do not launch")
+pending_at=
 for _ in $(seq 300); do
-    [ "$(lab_job_state "$job")" = PENDING ] && lab_root scontrol update jobid="$job" starttime=now 2>/dev/null && break
+    [ "$(lab_job_state "$job")" = PENDING ] && { pending_at=$(date +%s); break; }
     sleep 0.2
 done
+while [ -n "$pending_at" ] && [ "$(date +%s)" -lt $((pending_at + 2)) ]; do sleep 0.1; done
+lab_root scontrol update jobid="$job" starttime=now 2>/dev/null
 lab_wait_job "$job" 90 >/dev/null
 out=$(grep '^RUN' "$LAB/work/$job.out")
 itest_match "requeue: the first run used <job>/job, new (torch_kernels alone)" \
