@@ -82,7 +82,11 @@ for suite in tests/integration/test_*.sh tests/packaging/test_*.sh \
     name=$(basename "$(dirname "$suite")")-$(basename "$suite" .sh)${args[0]:+-${args[0]}}
     step "$name"
     t0=$SECONDS
-    bash "$suite" "${args[@]}" >"$logdir/$name.log" 2>&1
+    # make check ran above and runs again inside test_deb's and
+    # test_distcheck's builds: the RPM is built without a fourth run
+    envs=()
+    [ "$name" = packaging-test_rpm ] && envs=(EXTC_PKG_NOCHECK=1)
+    env "${envs[@]}" bash "$suite" "${args[@]}" >"$logdir/$name.log" 2>&1
     rc=$?
     echo "# $name took $((SECONDS - t0)) s"
     grep -E '^(not ok|[0-9]+ passed)' "$logdir/$name.log"
