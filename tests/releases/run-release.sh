@@ -130,11 +130,15 @@ t_eq "$suite: the plugin and the test programs build with -Werror against Slurm 
 
 # Each release's lab has its own directory and ports, so it can never be
 # mistaken for the host's lab (the lab finds its processes by these).
+# (EXTC_REL_LAB, EXTC_LAB_CTLD_PORT and EXTC_LAB_SLURMD_PORT, when set,
+# choose others: a second run beside this one needs all three.)
 case $suite in
     trixie) port=16917 ;;
     forky) port=17017 ;;
 esac
-export EXTC_LAB=/var/lib/$suite-ext-cache-lab EXTC_LAB_CTLD_PORT=$port EXTC_LAB_SLURMD_PORT=$((port + 1))
+port=${EXTC_LAB_CTLD_PORT:-$port}
+export EXTC_LAB=${EXTC_REL_LAB:-/var/lib/$suite-ext-cache-lab} EXTC_LAB_CTLD_PORT=$port
+export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-$((port + 1))}
 # The packages are built without make check: the recipe ran it in this chroot.
 export EXTC_PKG_NOCHECK=1
 REL_PASS_ENV="EXTC_LAB EXTC_LAB_CTLD_PORT EXTC_LAB_SLURMD_PORT CI EXTC_PKG_NOCHECK"
