@@ -64,6 +64,12 @@ count_from "$logdir/unit-detail.log" cmocka
 for replay in fuzz/replay_*.log; do
     [ -e "$replay" ] && count_from "$replay" plain
 done
+# a program skips (exit 77) only when not root; here that is a failure
+if grep -qE '^# SKIP: +[1-9]' "$logdir/unit.log"; then
+    echo "make check skipped programs: $(grep -E '^SKIP:' "$logdir/unit.log" | paste -sd' ' -)"
+    failed=$((failed + 1))
+    failed_suites="$failed_suites unit-skipped"
+fi
 if [ "$rc" -ne 0 ]; then
     failed_suites="$failed_suites unit"
     grep -B2 -A8 -E '\[  (FAILED|ERROR)|FAILED  \]' "$logdir/unit-detail.log" | head -60

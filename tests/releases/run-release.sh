@@ -99,6 +99,7 @@ recipe_phase() {
         "WARNING: Slurm's plugin directory was not found" "$(cat "$logs/recipe.log")"
     t_check "$suite: make install put the plugin in \${libdir}/slurm" test -f "$root/usr/local/lib/slurm/ext_cache.so"
     t_check "$suite: the recipe's make check passed every program" grep -qE '^# FAIL: +0$' "$logs/recipe.log"
+    t_check "$suite: ... and skipped none" grep -qE '^# SKIP: +0$' "$logs/recipe.log"
     t_note "$(grep -E '^# (TOTAL|PASS|FAIL|ERROR|SKIP|XFAIL)' "$logs/recipe.log" | paste -sd' ' -)"
     # the cmocka tests of that make check count one by one in the totals
     cat "$root"/build/recipe/tests/{unit,adversarial,fault}/*.log >"$logs/unit-detail.log" 2>/dev/null
