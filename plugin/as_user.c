@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "as_user.h"
+#include "fd_close.h"
 #include "fs_remove.h"
 #include "text.h"
 
@@ -94,19 +95,6 @@ static int become(const struct extc_creds *cr, char *why, size_t whylen)
 	return (0);
 }
 
-/* close_range(2), or -1 (ENOSYS) on a kernel before 5.9 or under a seccomp filter. */
-static int close_range_(unsigned int first, unsigned int last)
-{
-#ifdef SYS_close_range
-	return ((int)syscall(SYS_close_range, first, last, 0u));
-#else
-	(void)first;
-	(void)last;
-	errno = ENOSYS;
-	return (-1);
-#endif
-}
-
 #define FALLBACK_FD_MAX 65536	/* without close_range: every number up to this is closed */
 
 /*
@@ -126,7 +114,7 @@ static int keep_only(int wfd)
 		return (-1);
 	if (w != 3 && dup2(w, 3) < 0)
 		return (-1);
-	if (close_range_(4, ~0u) < 0) {
+	if (extc_close_range(4, ~0u) < 0) {
 		for (fd = 4; fd < FALLBACK_FD_MAX; fd++)
 			close(fd);
 	}

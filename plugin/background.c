@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "background.h"
+#include "fd_close.h"
 
 const char *extc_background_fd_dir = "/proc/self/fd";
 
@@ -129,18 +130,6 @@ static bool keep_fd(int fd, int null)
 	return (fd == null || (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)));
 }
 
-static int close_range_(unsigned int first, unsigned int last)
-{
-#ifdef SYS_close_range
-	return ((int)syscall(SYS_close_range, first, last, 0u));
-#else
-	(void)first;
-	(void)last;
-	errno = ENOSYS;
-	return (-1);
-#endif
-}
-
 /*
  * Close every descriptor above stdio but the kept ones, with close_range(2)
  * over the gaps between them: one call per kept descriptor, and the last
@@ -157,7 +146,7 @@ static int close_gaps(int null)
 	int fd, rv = -1;
 
 	/* a range where nothing is open shows whether the call exists */
-	if (close_range_(~0u - 1, ~0u) < 0)
+	if (extc_close_range(~0u - 1, ~0u) < 0)
 		return (-1);
 	fd_iter_open(&it);
 	while ((fd = fd_iter_next(&it)) >= 0) {
@@ -181,11 +170,11 @@ static int close_gaps(int null)
 	}
 	for (i = 0; i < nkept; i++) {
 		if ((unsigned int)kept[i] > lo)
-			close_range_(lo, (unsigned int)kept[i] - 1);
+			extc_close_range(lo, (unsigned int)kept[i] - 1);
 		if ((unsigned int)kept[i] + 1 > lo)
 			lo = (unsigned int)kept[i] + 1;
 	}
-	close_range_(lo, ~0u);
+	extc_close_range(lo, ~0u);
 	rv = 0;
 out:
 	fd_iter_close(&it);
