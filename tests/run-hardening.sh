@@ -193,7 +193,7 @@ if [ "$fuzz_seconds" -gt 0 ]; then
                 -D_GNU_SOURCE -I"$top/plugin" -I"$top/fuzz" -o "$fz/fuzz_$t" \
                 "$top/fuzz/fuzz_$t.c" "$top/fuzz/fuzz_common.c" "$top/plugin/config.c" \
                 "$top/plugin/mode.c" "$top/plugin/layout.c" "$top/plugin/text.c" \
-                "$top/plugin/warm_path.c" \
+                "$top/plugin/warm_path.c" "$top/plugin/vars.c" \
                 >"$logdir/fuzz-$t-build.log" 2>&1; then
             notok "libFuzzer build of fuzz_$t (see $logdir/fuzz-$t-build.log)"
             continue
