@@ -52,6 +52,13 @@ const char *extc_config_torch_subdir(const struct extc_config *cfg)
 	return (var != NULL ? var->subdir : NULL);
 }
 
+const char *extc_config_inductor_subdir(const struct extc_config *cfg)
+{
+	const struct extc_var *var = extc_config_find_var(cfg, "TORCHINDUCTOR_CACHE_DIR");
+
+	return (var != NULL ? var->subdir : NULL);
+}
+
 /* A byte count with an optional binary suffix K, M, G or T ("2G"); at most 1P. */
 int extc_config_parse_size(const char *value, uint64_t *out, char *why, size_t whylen)
 {

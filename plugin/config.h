@@ -70,6 +70,8 @@ int extc_config_parse_size(const char *value, uint64_t *out, char *why, size_t w
 const struct extc_var *extc_config_find_var(const struct extc_config *cfg, const char *name);
 /* The variable named TORCH_EXTENSIONS_DIR's subdirectory, or NULL if it is not managed. */
 const char *extc_config_torch_subdir(const struct extc_config *cfg);
+/* TORCHINDUCTOR_CACHE_DIR's subdirectory, or NULL when it is not in the list. */
+const char *extc_config_inductor_subdir(const struct extc_config *cfg);
 int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvars,
 			   char *why, size_t whylen);
 

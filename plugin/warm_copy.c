@@ -25,6 +25,7 @@ enum role {
 	ROLE_ROOT,		/* the leaf or a seed directory: one child per variable */
 	ROLE_TORCH,		/* TORCH_EXTENSIONS_DIR: extension directories (or pyXY_cu groups) */
 	ROLE_TORCH_GROUP,	/* torch_extensions/<pyver_cu>: extension directories */
+	ROLE_INDUCTOR,		/* TORCHINDUCTOR_CACHE_DIR: everything but its locks/ */
 	ROLE_PLAIN,
 };
 
@@ -105,10 +106,15 @@ void extc_warm_size_text(uint64_t bytes, char *buf, size_t len)
 		extc_fmt(buf, len, "%.1f %s (%llu bytes)", v, units[u], (unsigned long long)bytes);
 }
 
-/* Names never copied: torch's build lock, and this plugin's own files in a seed or publish tree. */
+/*
+ * Names never copied: torch's build lock, Inductor's directory of lock files,
+ * and this plugin's own files in a seed or publish tree. ('role' is the
+ * role of the directory that holds 'name'.)
+ */
 static bool skip_name(struct walk *w, const char *name, enum role role)
 {
-	if (strcmp(name, EXTC_WARM_LOCK_NAME) == 0) {
+	if (strcmp(name, EXTC_WARM_LOCK_NAME) == 0 ||
+	    (role == ROLE_INDUCTOR && strcmp(name, EXTC_WARM_INDUCTOR_LOCKS) == 0)) {
 		w->st->skipped_locks++;
 		return (true);
 	}
@@ -317,12 +323,14 @@ static int copy_link(struct walk *w, int srcfd, int dstfd, const char *name, con
 /* The role of a child directory, or -1 to leave it out (an incomplete torch build). */
 static int child_role(struct walk *w, int childfd, const char *name, enum role role)
 {
-	const char *torch = w->o->torch_subdir;
+	const char *torch = w->o->torch_subdir, *inductor = w->o->inductor_subdir;
 	enum ext_state state;
 
 	switch (role) {
 	case ROLE_ROOT:
-		return (torch != NULL && strcmp(name, torch) == 0 ? ROLE_TORCH : ROLE_PLAIN);
+		if (torch != NULL && strcmp(name, torch) == 0)
+			return (ROLE_TORCH);
+		return (inductor != NULL && strcmp(name, inductor) == 0 ? ROLE_INDUCTOR : ROLE_PLAIN);
 	case ROLE_TORCH:
 	case ROLE_TORCH_GROUP:
 		state = ext_state(childfd);

@@ -15,12 +15,14 @@
 #define EXTC_WARM_STAGE_PREFIX ".ext-cache-stage."
 #define EXTC_WARM_SEED_STAGE ".ext-cache-seed."
 #define EXTC_WARM_LOCK_NAME "lock"	/* torch's FileBaton, and the name many caches use */
+/* TorchInductor's lock files, <TORCHINDUCTOR_CACHE_DIR>/locks/<key>.lock (torch/_inductor/codecache.py, get_lock_dir) */
+#define EXTC_WARM_INDUCTOR_LOCKS "locks"
 
 /* What a walk met. Only regular files count towards 'bytes'. */
 struct extc_copy_stats {
 	uint64_t bytes;
 	uint64_t files, dirs, links;
-	uint64_t skipped_locks;		/* entries named "lock" */
+	uint64_t skipped_locks;		/* entries named "lock", Inductor's locks/ directory */
 	uint64_t skipped_incomplete;	/* torch extension directories without a .so, or locked */
 	uint64_t skipped_special;	/* devices, FIFOs, sockets */
 	uint64_t skipped_mounts;	/* directories on another mount than the source */
@@ -29,6 +31,7 @@ struct extc_copy_stats {
 /* What the copy needs to know about the cache's shape. */
 struct extc_warm_opts {
 	const char *torch_subdir;	/* TORCH_EXTENSIONS_DIR's subdirectory, or NULL */
+	const char *inductor_subdir;	/* TORCHINDUCTOR_CACHE_DIR's subdirectory, or NULL */
 	const char *const *subdirs;	/* the variables' subdirectories (publish walks these) */
 	size_t nsubdirs;
 	uint64_t max_bytes;		/* seed: the admin's seed_max (0: no limit) */
@@ -44,7 +47,8 @@ struct extc_warm_opts {
 
 /*
  * Seed: copy the tree of a seed directory 'srcfd' into a freshly made leaf
- * 'leaffd', keeping modification times to the nanosecond, skipping locks,
+ * 'leaffd', keeping modification times to the nanosecond, skipping locks
+ * (Inductor's locks/ directory included),
  * incomplete torch builds, the manifest and publishers' stages, special
  * files and other mounts; symlinks are copied as symlinks, never followed.
  * The size is measured first: more than max_bytes refuses the seed with
@@ -71,7 +75,7 @@ struct extc_publish_report {
 /*
  * Publish: copy every completed entry of the leaf into 'dirfd' (a torch
  * extension directory <torch>/[<pyver_cu>/]<name>, and every top-level child
- * of the other subdirectories), each staged under a hidden name unique to
+ * of the other subdirectories but Inductor's locks/), each staged under a hidden name unique to
  * o->tag and renamed into place without replacing anything: of several
  * publishers of one entry one wins, the others remove their stage. An entry
  * already present is left alone. Stages and manifest drafts of this user

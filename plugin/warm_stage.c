@@ -301,8 +301,11 @@ static void publish_torch(struct pub *p, int srcfd, struct level *dst, const cha
 	closedir(d);
 }
 
-/* Any other variable's directory: each top-level child is one entry. */
-static void publish_plain(struct pub *p, int srcfd, struct level *dst, const char *rel)
+/*
+ * Any other variable's directory: each top-level child is one entry, but
+ * Inductor's locks/ ('inductor': this is TORCHINDUCTOR_CACHE_DIR's).
+ */
+static void publish_plain(struct pub *p, int srcfd, struct level *dst, const char *rel, bool inductor)
 {
 	struct dirent *de;
 	DIR *d;
@@ -316,6 +319,10 @@ static void publish_plain(struct pub *p, int srcfd, struct level *dst, const cha
 		char subrel[PATH_MAX];
 		struct stat sb;
 
+		if (inductor && strcmp(de->d_name, EXTC_WARM_INDUCTOR_LOCKS) == 0) {
+			p->rep->copy.skipped_locks++;
+			continue;
+		}
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    strcmp(de->d_name, EXTC_WARM_LOCK_NAME) == 0 ||
 		    extc_has_prefix(de->d_name, ".ext-cache-") ||
@@ -457,7 +464,9 @@ int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
 		if (o->torch_subdir != NULL && strcmp(o->subdirs[i], o->torch_subdir) == 0)
 			publish_torch(&p, srcfd, &sub, o->subdirs[i], false);
 		else
-			publish_plain(&p, srcfd, &sub, o->subdirs[i]);
+			publish_plain(&p, srcfd, &sub, o->subdirs[i],
+				      o->inductor_subdir != NULL &&
+				      strcmp(o->subdirs[i], o->inductor_subdir) == 0);
 		level_close(&sub);
 		close(srcfd);
 	}

@@ -224,6 +224,7 @@ static void fill_arg(struct child_arg *a, const struct extc_config *cfg, const s
 	a->opts.subdirs = a->subdirs;
 	a->opts.nsubdirs = cfg->nvars;
 	a->opts.torch_subdir = extc_config_torch_subdir(cfg);
+	a->opts.inductor_subdir = extc_config_inductor_subdir(cfg);
 	a->opts.max_bytes = cfg->seed_max;
 	/* the child stops by itself a little before the parent would kill it */
 	a->opts.deadline_ns = extc_monotonic_ns() + (uint64_t)timeout_s * 900000000ULL;

@@ -369,6 +369,80 @@ static void test_publish_only_complete_entries(void **state)
 	close(dir);
 }
 
+/* An Inductor cache as a step leaves it (torch/_inductor/codecache.py), with a "locks" elsewhere. */
+static void make_inductor_cache(const char *root)
+{
+	char p[PATH_MAX];
+
+	assert_int_equal(mkdirs("%s/torchinductor/fxgraph/46/f4633", root), 0);
+	assert_int_equal(mkdirs("%s/torchinductor/aotautograd/a5e4", root), 0);
+	assert_int_equal(mkdirs("%s/torchinductor/4s", root), 0);
+	assert_int_equal(mkdirs("%s/torchinductor/locks", root), 0);
+	assert_int_equal(mkdirs("%s/triton/locks", root), 0);
+	assert_int_equal(mkdirs("%s/torch_extensions", root), 0);
+	put(fstest_join(p, sizeof(p), root, "torchinductor/fxgraph/46/f4633/y3pj"), "graph");
+	put(fstest_join(p, sizeof(p), root, "torchinductor/aotautograd/a5e4/entry"), "aot");
+	put(fstest_join(p, sizeof(p), root, "torchinductor/4s/c4sm.cpp"), "cpp");
+	put(fstest_join(p, sizeof(p), root, "torchinductor/4s/c4sm.so"), "ELF");
+	put(fstest_join(p, sizeof(p), root, "torchinductor/locks/c4sm.lock"), "");
+	put(fstest_join(p, sizeof(p), root, "triton/locks/kept"), "not Inductor's");
+}
+
+static const char *const subdirs3[] = { "torch_extensions", "triton", "torchinductor" };
+
+static void test_inductor_locks_never_published_nor_seeded(void **state)
+{
+	struct extc_publish_report rep;
+	struct extc_manifest mf;
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	char why[512];
+	int leaf, dir, src, dst;
+
+	(void)state;
+	opts_init(&o);
+	o.subdirs = subdirs3;
+	o.nsubdirs = 3;
+	o.inductor_subdir = "torchinductor";
+	local_manifest(&mf, "k1");
+	make_inductor_cache("ind/leaf");
+	assert_int_equal(mkdirs("ind/pub"), 0);
+	leaf = opendir_at("ind/leaf");
+	dir = opendir_at("ind/pub");
+	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), 0);
+	assert_true(there("ind/pub/torchinductor/fxgraph/46/f4633/y3pj"));
+	assert_true(there("ind/pub/torchinductor/aotautograd/a5e4/entry"));
+	assert_true(there("ind/pub/torchinductor/4s/c4sm.so"));
+	assert_false(there("ind/pub/torchinductor/locks"));
+	assert_true(there("ind/pub/triton/locks/kept"));	/* only Inductor's locks/ is special */
+	assert_int_equal(rep.published, 4);	/* fxgraph, aotautograd, 4s, triton/locks */
+	assert_int_equal(rep.copy.skipped_locks, 1);
+
+	/* a seed that has Inductor's locks/ (an older publisher's): left out too */
+	make_inductor_cache("ind/seed");
+	src = opendir_at("ind/seed");
+	assert_int_equal(mkdirs("ind/dst"), 0);
+	dst = opendir_at("ind/dst");
+	assert_int_equal(extc_warm_copy_tree(src, dst, &o, &st, why, sizeof(why)), 0);
+	assert_true(there("ind/dst/torchinductor/fxgraph/46/f4633/y3pj"));
+	assert_true(there("ind/dst/torchinductor/4s/c4sm.so"));
+	assert_false(there("ind/dst/torchinductor/locks"));
+	assert_true(there("ind/dst/triton/locks/kept"));
+	assert_int_equal(st.skipped_locks, 1);
+
+	/* with TORCHINDUCTOR_CACHE_DIR out of the list, its directory is nobody's: copied as is */
+	o.inductor_subdir = NULL;
+	assert_int_equal(mkdirs("ind/dst2"), 0);
+	close(dst);
+	dst = opendir_at("ind/dst2");
+	assert_int_equal(extc_warm_copy_tree(src, dst, &o, &st, why, sizeof(why)), 0);
+	assert_true(there("ind/dst2/torchinductor/locks/c4sm.lock"));
+	close(leaf);
+	close(dir);
+	close(src);
+	close(dst);
+}
+
 static void ctime_of(const char *rel, struct timespec *t)
 {
 	struct stat sb;
@@ -774,6 +848,7 @@ int main(void)
 		cmocka_unit_test(test_seed_max_exceeded_copies_nothing),
 		cmocka_unit_test(test_seed_failure_as_the_user_leaves_nothing),
 		cmocka_unit_test(test_publish_only_complete_entries),
+		cmocka_unit_test(test_inductor_locks_never_published_nor_seeded),
 		cmocka_unit_test(test_publish_removes_only_old_stages_of_this_user),
 		cmocka_unit_test(test_stale_limit_is_twice_publish_timeout_at_least_an_hour),
 		cmocka_unit_test(test_concurrent_publish_one_wins),
