@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Issue 13 on a real Slurm (docs/security-cases.md, cases 52 and 59): a job's
+# Issue 13 on a real Slurm (docs/security-cases.md, case 59; 52, 53, 55): a job's
 # user mounts a FUSE filesystem that never answers, through fusermount3
 # -o allow_other, inside its leaf, on a local step's leaf and on the job's
 # leaf itself, and leaves the daemon running detached from its steps. With
