@@ -29,28 +29,23 @@ static const char *const option_names[OPT_COUNT] = {
  * anything is submitted. In slurmstepd the value is only stored: a failing
  * option callback there fails plugin initialisation, which drains the node
  * for a batch job, and a user must never be able to drain a node. The step
- * reports the bad value itself, where only the job fails. A value is kept
- * only once it is valid, so a refused first value never conflicts with a
- * corrected second one.
+ * reports the bad value itself, where only the job fails.
  */
 static int option_cb(int val, const char *optarg, int remote)
 {
 	const char *value = optarg ? optarg : "";
-	char kept[sizeof(request[0].value)];
 	enum extc_mode mode;
 	size_t keep;
 	char why[256];
 
 	if (val < 0 || val >= OPT_COUNT)
 		return (-1);
+	request[val].given = true;
 	keep = val == OPT_MODE ? EXTC_MODE_VALUE_MAX + 2 : sizeof(request[val].value);
-	strncpy(kept, value, keep);
-	kept[keep - 1] = '\0';
-	if (remote) {
-		request[val].given = true;
-		memcpy(request[val].value, kept, keep);
+	strncpy(request[val].value, value, keep);
+	request[val].value[keep - 1] = '\0';
+	if (remote)
 		return (0);
-	}
 	if (val == OPT_MODE && extc_mode_parse(value, "--ext-cache", &mode, why, sizeof(why)) < 0) {
 		slurm_error("ext-cache: %s", why);
 		return (-1);
@@ -59,18 +54,6 @@ static int option_cb(int val, const char *optarg, int remote)
 		slurm_error("ext-cache: %s", why);
 		return (-1);
 	}
-	/* as pyxis does: the same value twice is harmless, two different ones are a mistake */
-	if (request[val].given && strcmp(request[val].value, kept) != 0) {
-		char first[96], second[96];
-
-		extc_escape(request[val].value, 80, first, sizeof(first));
-		extc_escape(value, 80, second, sizeof(second));
-		slurm_error("ext-cache: %s=%s and %s=%s: given twice with different values; give it once",
-			    option_names[val], first, option_names[val], second);
-		return (-1);
-	}
-	request[val].given = true;
-	memcpy(request[val].value, kept, keep);
 	return (0);
 }
 

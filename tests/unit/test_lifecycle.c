@@ -465,17 +465,6 @@ static void test_client_refuses_bad_input(void **state)
 	assert_int_equal(fake_option("local", 0), 0);
 	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
 
-	/* the same option twice: the same value is accepted, another is refused naming both */
-	fake_reset(S_CTX_LOCAL, &step0);
-	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
-	assert_int_equal(fake_option("job", 0), 0);
-	assert_int_equal(fake_option("job", 0), 0);
-	assert_int_equal(fake_option("local", 0), -1);
-	assert_true(fake_log_has("error", "--ext-cache=job and --ext-cache=local: given twice"));
-	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/a", 0), 0);
-	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/b", 0), -1);
-	assert_true(fake_log_has("error", "--ext-cache-seed=/scratch/a and --ext-cache-seed=/scratch/b"));
-
 	/* the environment form is checked once the command line had its say */
 	fake_reset(S_CTX_LOCAL, &step0);
 	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
