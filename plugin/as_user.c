@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "as_user.h"
-#include "fd_close.h"
+#include "child.h"
 #include "fs_remove.h"
 #include "text.h"
 
@@ -153,29 +153,13 @@ static void child(const struct extc_creds *cr, extc_as_user_fn fn, void *arg, si
 }
 
 /*
- * Reap the child, SIGKILLing it first if 'kill_it'; a bounded wait (it may
- * be stuck in the kernel, where SIGKILL waits for the filesystem). false
- * when it is still there: it holds nothing of ours (keep_only), so it is
- * left to die on its own.
+ * Reap the child: at once SIGKILLed if 'kill_it', else given 1 s to exit
+ * first; 2 s in all. false when it is still there: it holds nothing of ours
+ * (keep_only), so it is left to die on its own.
  */
 static bool reap(pid_t pid, bool kill_it)
 {
-	int i, status;
-
-	if (kill_it)
-		kill(pid, SIGKILL);
-	for (i = 0; i < 200; i++) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid || (r < 0 && errno != EINTR))
-			return (true);
-		if (!kill_it && i == 100) {
-			kill(pid, SIGKILL);
-			kill_it = true;
-		}
-		usleep(10000);
-	}
-	return (false);
+	return (extc_reap_child(pid, kill_it ? 0 : 1000, 2000));
 }
 
 int extc_as_user(const struct extc_creds *cr, uint64_t timeout_ms, extc_as_user_fn fn, void *arg,

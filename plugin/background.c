@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "background.h"
-#include "fd_close.h"
+#include "child.h"
 
 const char *extc_background_fd_dir = "/proc/self/fd";
 

@@ -7,13 +7,13 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include <slurm/slurm_version.h>
 
+#include "child.h"
 #include "ctl_query.h"
 #include "fs_remove.h"
 #include "log.h"
@@ -73,21 +73,6 @@ out:
 	return (verdict);
 }
 
-static void reap(pid_t pid)
-{
-	int status, i;
-
-	kill(pid, SIGKILL);
-	/* bounded: a child stuck in the kernel is left to init rather than waited for */
-	for (i = 0; i < 100; i++) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid || (r < 0 && errno != EINTR))
-			return;
-		usleep(10000);
-	}
-}
-
 /* Read the child's one byte until 'deadline_ns'; UNKNOWN if it dies or runs out of time. */
 static enum extc_ctl_verdict await_verdict(int fd, uint64_t deadline_ns)
 {
@@ -140,7 +125,8 @@ enum extc_ctl_verdict extc_ctl_ask(uint32_t jobid, uint64_t timeout_ms)
 	close(fds[1]);
 	verdict = await_verdict(fds[0], extc_monotonic_ns() + timeout_ms * 1000000ULL);
 	close(fds[0]);
-	reap(pid);
+	/* bounded: a child stuck in the kernel is left to init rather than waited for */
+	extc_reap_child(pid, 0, 1000);
 	return (verdict);
 }
 
