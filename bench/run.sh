@@ -16,6 +16,9 @@
 #      the plugin, interleaved
 #   5. warm start (bench/warm.sh): first torch load() seeded vs cold, and the
 #      seed copy engine vs `cp -a`
+#   6. torch.compile warm start (bench/compile.sh): the first compiled call
+#      seeded vs cold, with Inductor's FX graph cache counters (in the
+#      forky chroot of tests/releases when the host's torch has no torch.compile)
 # and writes FILE (default bench/RESULTS.md): the machine, the raw medians and
 # the ratios. Every figure is a ratio (or difference) of two things measured in
 # the same run, interleaved, as medians over repeated runs; absolute times are
@@ -27,7 +30,8 @@
 # $EXTC_BENCH_WORK/ext-cache-lab on ports 17817-17820, apart from the tests');
 # BENCH_LAUNCH_RUNS (48), BENCH_LAUNCH_TMPFS_RUNS (48), BENCH_RM_RUNS (11), BENCH_RM_DISK_SHAPES ("torch"),
 # BENCH_EPILOG_RUNS (11), BENCH_EPILOG_FILES (100000), BENCH_STEPEND_RUNS (5),
-# BENCH_FOOT_STEPS (1000), WARM_LOAD_RUNS (3), WARM_COPY_RUNS (9).
+# BENCH_FOOT_STEPS (1000), WARM_LOAD_RUNS (3), WARM_COPY_RUNS (9), COMPILE_RUNS (5),
+# EXTC_BENCH_RELEASE (forky: the chroot for section 6).
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,7 +56,7 @@ export EXTC_LAB_CTLD_PORT=${EXTC_LAB_CTLD_PORT:-17817}
 export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-17818}
 if [ "$quick" = 1 ]; then
     : "${BENCH_LAUNCH_RUNS:=5}" "${BENCH_LAUNCH_TMPFS_RUNS:=3}" "${BENCH_RM_RUNS:=3}" "${BENCH_EPILOG_RUNS:=3}" "${BENCH_STEPEND_RUNS:=1}" "${BENCH_FOOT_STEPS:=20}"
-    : "${WARM_LOAD_RUNS:=1}" "${WARM_COPY_RUNS:=3}"
+    : "${WARM_LOAD_RUNS:=1}" "${WARM_COPY_RUNS:=3}" "${COMPILE_RUNS:=1}"
 fi
 LAUNCH_RUNS=${BENCH_LAUNCH_RUNS:-48}
 LAUNCH_TMPFS_RUNS=${BENCH_LAUNCH_TMPFS_RUNS:-48}
@@ -323,6 +327,12 @@ section_time footprint "$T"
 # ==================================================================================
 # shellcheck source=warm.sh
 . "$top/bench/warm.sh"
+
+# ==================================================================================
+# 6. torch.compile warm start
+# ==================================================================================
+# shellcheck source=compile.sh
+. "$top/bench/compile.sh"
 
 lab_stop >/dev/null 2>&1
 trap - EXIT
