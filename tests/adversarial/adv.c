@@ -30,70 +30,40 @@ static void drop_live_sentinels(void);
 
 int adv_setup(void **state)
 {
-	struct adv_fx *fx = calloc(1, sizeof(*fx));
+	struct fsfx *fx = calloc(1, sizeof(*fx));
 
-	if (fx == NULL || fstest_tmpdir(fx->root, sizeof(fx->root)) < 0)
-		return (-1);
-	if (chmod(fx->root, 0755) < 0)
-		return (-1);
-	fx->rootfd = open(fx->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fx->rootfd < 0)
-		return (-1);
-	fx->fds = fstest_fd_count();
 	*state = fx;
-	return (0);
+	return (fx == NULL ? -1 : fsfx_setup(fx, 0755));
 }
 
 int adv_setup_tmpfs(void **state)
 {
-	struct adv_fx *fx;
+	struct fsfx *fx = calloc(1, sizeof(*fx));
 
-	if (adv_setup(state) < 0)
-		return (-1);
-	fx = *state;
-	close(fx->rootfd);
-	if (fstest_mount_tmpfs(fx->root, "mode=0755,size=2g,nr_inodes=2000000") < 0) {
-		fprintf(stderr, "mount -t tmpfs on %s: %s (these tests need root)\n", fx->root,
-			strerror(errno));
-		return (-1);
-	}
-	memcpy(fx->mounts[fx->nmounts++], fx->root, sizeof(fx->root));
-	fx->rootfd = open(fx->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fx->rootfd < 0)
-		return (-1);
-	fx->fds = fstest_fd_count();
-	return (0);
+	*state = fx;
+	return (fx == NULL ? -1 : fsfx_setup_tmpfs(fx, "mode=0755,size=2g,nr_inodes=2000000"));
 }
 
 int adv_teardown(void **state)
 {
-	struct adv_fx *fx = *state;
-	int rv = 0;
-	int i;
+	struct fsfx *fx = *state;
+	int rv;
 
 	kill_live_attackers();
 	drop_live_sentinels();
-	if (fx->nofile_changed)
-		fstest_set_nofile(fx->old_nofile, NULL);
-	for (i = 0; i < fx->nimmutable; i++)
-		fstest_set_immutable_at(AT_FDCWD, fx->immutable[i], false);
-	for (i = fx->nmounts - 1; i >= 0; i--)
-		fstest_umount(fx->mounts[i]);
-	close(fx->rootfd);
-	if (fstest_rmrf(fx->root) < 0) {
-		fprintf(stderr, "could not clean up %s\n", fx->root);
-		rv = -1;
-	}
+	if (fx == NULL)
+		return (-1);
+	rv = fsfx_teardown(fx);
 	free(fx);
 	return (rv);
 }
 
-const char *adv_path(const struct adv_fx *fx, char *buf, const char *rel)
+const char *adv_path(const struct fsfx *fx, char *buf, const char *rel)
 {
-	return (fstest_join(buf, PATH_MAX, fx->root, rel));
+	return (fsfx_path(fx, buf, rel));
 }
 
-void adv_mkdir(struct adv_fx *fx, const char *rel, mode_t mode, uid_t uid, gid_t gid)
+void adv_mkdir(struct fsfx *fx, const char *rel, mode_t mode, uid_t uid, gid_t gid)
 {
 	char p[PATH_MAX];
 
@@ -104,41 +74,36 @@ void adv_mkdir(struct adv_fx *fx, const char *rel, mode_t mode, uid_t uid, gid_t
 	}
 }
 
-void adv_note_mount(struct adv_fx *fx, const char *abs_path)
+void adv_note_mount(struct fsfx *fx, const char *abs_path)
 {
-	assert_true(fx->nmounts < ADV_MAX_MOUNTS);
-	snprintf(fx->mounts[fx->nmounts++], PATH_MAX, "%s", abs_path);
+	assert_int_equal(fsfx_note_mount(fx, abs_path), 0);
 }
 
-void adv_mount_tmpfs(struct adv_fx *fx, const char *rel, const char *options)
+void adv_mount_tmpfs(struct fsfx *fx, const char *rel, const char *options)
 {
 	char p[PATH_MAX];
 
-	adv_path(fx, p, rel);
-	if (fstest_mount_tmpfs(p, options) < 0) {
-		print_error("mount -t tmpfs %s: %s (these tests need root)\n", p, strerror(errno));
-		fail();
-	}
-	adv_note_mount(fx, p);
-}
-
-void adv_bind(struct adv_fx *fx, const char *src_rel, const char *dst_rel)
-{
-	char src[PATH_MAX], dst[PATH_MAX];
-
-	adv_path(fx, src, src_rel);
-	adv_path(fx, dst, dst_rel);
-	if (fstest_bind(src, dst) < 0) {
-		print_error("mount --bind %s %s: %s (these tests need root)\n", src, dst,
+	if (fsfx_tmpfs_at(fx, rel, options) < 0) {
+		print_error("mount -t tmpfs %s: %s (these tests need root)\n", adv_path(fx, p, rel),
 			    strerror(errno));
 		fail();
 	}
-	adv_note_mount(fx, dst);
 }
 
-void adv_assert_no_fd_leak(const struct adv_fx *fx)
+void adv_bind(struct fsfx *fx, const char *src_rel, const char *dst_rel)
 {
-	int now = fstest_fd_count();
+	char src[PATH_MAX], dst[PATH_MAX];
+
+	if (fsfx_bind_at(fx, src_rel, dst_rel) < 0) {
+		print_error("mount --bind %s %s: %s (these tests need root)\n",
+			    adv_path(fx, src, src_rel), adv_path(fx, dst, dst_rel), strerror(errno));
+		fail();
+	}
+}
+
+void adv_assert_no_fd_leak(const struct fsfx *fx)
+{
+	int now = fsfx_fd_count();
 
 	if (now != fx->fds) {
 		print_error("descriptors: %d open, %d at setup\n", now, fx->fds);
@@ -157,7 +122,7 @@ static void drop_tmp_paths(const char *file, const char *dir)
 	char keep[PATH_MAX];
 
 	unlink(file);
-	unlink(fstest_join(keep, PATH_MAX, dir, "keep"));
+	unlink(fsfx_join(keep, PATH_MAX, dir, "keep"));
 	rmdir(dir);
 }
 
@@ -173,7 +138,7 @@ static void drop_live_sentinels(void)
 	}
 }
 
-void adv_sentinels_make(struct adv_fx *fx, struct adv_sentinels *s)
+void adv_sentinels_make(struct fsfx *fx, struct adv_sentinels *s)
 {
 	static unsigned seq;
 	unsigned n = seq++;
@@ -185,20 +150,20 @@ void adv_sentinels_make(struct adv_fx *fx, struct adv_sentinels *s)
 	memcpy(live_tmp[n % MAX_LIVE_SENTINELS][1], s->tmp_dir, PATH_MAX);
 	adv_path(fx, s->etc_dir, "etc");
 	adv_path(fx, s->other_dir, "home-other");
-	fstest_join(s->etc_file, PATH_MAX, s->etc_dir, "passwd");
-	fstest_join(s->other_file, PATH_MAX, s->other_dir, "data");
+	fsfx_join(s->etc_file, PATH_MAX, s->etc_dir, "passwd");
+	fsfx_join(s->other_file, PATH_MAX, s->other_dir, "data");
 	unlink(s->tmp_file);
-	assert_int_equal(fstest_sentinel_file(&s->s[0], s->tmp_file, "in /tmp\n", 0644, 0, 0), 0);
-	assert_int_equal(fstest_sentinel_dir(&s->s[1], s->tmp_dir, 0755, 0, 0), 0);
+	assert_int_equal(fsfx_sentinel_file(&s->s[0], s->tmp_file, "in /tmp\n", 0644, 0, 0), 0);
+	assert_int_equal(fsfx_sentinel_dir(&s->s[1], s->tmp_dir, 0755, 0, 0), 0);
 	assert_int_equal(mkdir(s->etc_dir, 0755), 0);
-	assert_int_equal(fstest_sentinel_file(&s->s[2], s->etc_file, "root:x:0:0\n", 0644, 0, 0),
+	assert_int_equal(fsfx_sentinel_file(&s->s[2], s->etc_file, "root:x:0:0\n", 0644, 0, 0),
 			 0);
 	assert_int_equal(mkdir(s->other_dir, 0700), 0);
-	assert_int_equal(fstest_sentinel_file(&s->s[3], s->other_file, "other user's data\n", 0600,
+	assert_int_equal(fsfx_sentinel_file(&s->s[3], s->other_file, "other user's data\n", 0600,
 					      ADV_OTHER_UID, ADV_OTHER_GID), 0);
 	/* the directories themselves last: their mtime is final only now */
 	assert_int_equal(chown(s->other_dir, ADV_OTHER_UID, ADV_OTHER_GID), 0);
-	assert_int_equal(fstest_sentinel_file(&s->s[4], fstest_join((char[PATH_MAX]){ 0 }, PATH_MAX,
+	assert_int_equal(fsfx_sentinel_file(&s->s[4], fsfx_join((char[PATH_MAX]){ 0 }, PATH_MAX,
 					      s->etc_dir, "shadow"), "root:*:\n", 0640, 0, 42), 0);
 	{
 		const struct timespec t[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
@@ -226,13 +191,13 @@ void adv_sentinels_assert(const struct adv_sentinels *s)
 			    st.st_mode != s->s[5].st.st_mode || st.st_uid != s->s[5].st.st_uid ||
 			    st.st_mtim.tv_sec != s->s[5].st.st_mtim.tv_sec ||
 			    st.st_nlink != s->s[5].st.st_nlink ||
-			    fstest_count_entries_at(AT_FDCWD, s->s[5].path) != 2) {
+			    fsfx_count_entries_at(AT_FDCWD, s->s[5].path) != 2) {
 				fprintf(stderr, "sentinel directory %s changed\n", s->s[5].path);
 				ok = false;
 			}
 			continue;
 		}
-		if (!fstest_sentinel_intact(&s->s[i]))
+		if (!fsfx_sentinel_intact(&s->s[i]))
 			ok = false;
 	}
 	if (!ok) {

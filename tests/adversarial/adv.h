@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * spank-ext-cache adversarial tests: shared machinery on top of tests/unit/fstest.h.
+ * spank-ext-cache adversarial tests: shared machinery on top of tests/unit/fsfixture.h.
  *
- * - a root fixture: a fresh /tmp/extc-unit-XXXXXX directory, the descriptor
- *   count to return to, and mounts to detach at the end;
+ * - the shared root fixture (tests/common/fsfixture.h, struct fsfx): a fresh
+ *   /tmp/extc-unit-XXXXXX directory, the descriptor count to return to, and
+ *   mounts to detach at the end;
  * - sentinels outside the tree under test (security-cases.md section 1): a
  *   file directly in /tmp, a root-owned "/etc-like" directory, and a
  *   directory of another user, each checked for identical content, owner,
@@ -23,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fstest.h"
+#include "fsfixture.h"
 #include "strassert.h"
 
 #define ADV_USER_UID 4242	/* the job's user */
@@ -31,45 +32,31 @@
 #define ADV_OTHER_UID 4343	/* another local user */
 #define ADV_OTHER_GID 4343
 
-#define ADV_MAX_MOUNTS 16
-
-struct adv_fx {
-	char root[PATH_MAX];	/* /tmp/extc-unit-XXXXXX, root-owned 0755 */
-	int rootfd;
-	int fds;		/* descriptor count at setup */
-	int nmounts;
-	char mounts[ADV_MAX_MOUNTS][PATH_MAX];
-	char immutable[4][PATH_MAX];	/* cleared at teardown */
-	int nimmutable;
-	unsigned long old_nofile;
-	bool nofile_changed;
-};
-
 int adv_setup(void **state);
 /* The same on a tmpfs mounted on the fresh directory (no journal: races run fast). */
 int adv_setup_tmpfs(void **state);
 int adv_teardown(void **state);
 
 /* <root>/<rel> into a PATH_MAX buffer. */
-const char *adv_path(const struct adv_fx *fx, char *buf, const char *rel);
+const char *adv_path(const struct fsfx *fx, char *buf, const char *rel);
 
 /* mkdir <root>/<rel> with exactly 'mode', owned by uid:gid. */
-void adv_mkdir(struct adv_fx *fx, const char *rel, mode_t mode, uid_t uid, gid_t gid);
+void adv_mkdir(struct fsfx *fx, const char *rel, mode_t mode, uid_t uid, gid_t gid);
 
 /* Mounts made through these are detached at teardown (deepest first). */
-void adv_mount_tmpfs(struct adv_fx *fx, const char *rel, const char *options);
-void adv_bind(struct adv_fx *fx, const char *src_rel, const char *dst_rel);
-void adv_note_mount(struct adv_fx *fx, const char *abs_path);
+void adv_mount_tmpfs(struct fsfx *fx, const char *rel, const char *options);
+void adv_bind(struct fsfx *fx, const char *src_rel, const char *dst_rel);
+void adv_note_mount(struct fsfx *fx, const char *abs_path);
 
 /* Descriptor count back to where setup found it. */
-void adv_assert_no_fd_leak(const struct adv_fx *fx);
+void adv_assert_no_fd_leak(const struct fsfx *fx);
 
 /* ---- sentinels ---------------------------------------------------------------------------- */
 
 #define ADV_NSENTINELS 6
 
 struct adv_sentinels {
-	struct fstest_sentinel s[ADV_NSENTINELS];
+	struct fsfx_sentinel s[ADV_NSENTINELS];
 	/* targets an attacker points symlinks (and renames) at */
 	char tmp_file[PATH_MAX];	/* /tmp/extc-adv-sentinel-<pid>-<n> */
 	char etc_dir[PATH_MAX];		/* <root>/etc, root-owned 0755 */
@@ -79,7 +66,7 @@ struct adv_sentinels {
 	char tmp_dir[PATH_MAX];		/* /tmp/extc-adv-sentdir-<pid>-<n>, root-owned 0755 */
 };
 
-void adv_sentinels_make(struct adv_fx *fx, struct adv_sentinels *s);
+void adv_sentinels_make(struct fsfx *fx, struct adv_sentinels *s);
 /* Fails the test (naming every difference) unless all are byte-identical. */
 void adv_sentinels_assert(const struct adv_sentinels *s);
 /* Removes the two sentinels that live directly in /tmp. */

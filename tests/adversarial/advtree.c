@@ -15,7 +15,7 @@
 
 #include "advtree.h"
 
-void advtree_config(struct adv_fx *fx, struct adv_tree *t, const char *base_rel)
+void advtree_config(struct fsfx *fx, struct adv_tree *t, const char *base_rel)
 {
 	char arg[PATH_MAX + 8], why[512];
 	char *av[1];
@@ -36,7 +36,7 @@ void advtree_config(struct adv_fx *fx, struct adv_tree *t, const char *base_rel)
 	t->ids.stepid = 0;
 }
 
-void advtree_create(struct adv_fx *fx, struct adv_tree *t)
+void advtree_create(struct fsfx *fx, struct adv_tree *t)
 {
 	char why[1024];
 
@@ -57,7 +57,7 @@ void advtree_release(struct adv_tree *t)
 
 int advtree_file(int dirfd, const char *name, const char *content)
 {
-	if (fstest_write_at(dirfd, name, content, 0644) < 0)
+	if (fsfx_write_at(dirfd, name, content, 0644) < 0)
 		return (-1);
 	return (fchownat(dirfd, name, ADV_USER_UID, ADV_USER_GID, AT_SYMLINK_NOFOLLOW));
 }

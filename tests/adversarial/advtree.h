@@ -27,9 +27,9 @@ struct adv_tree {
 };
 
 /* cfg for base=<root>/<base_rel>; nothing is made. */
-void advtree_config(struct adv_fx *fx, struct adv_tree *t, const char *base_rel);
+void advtree_config(struct fsfx *fx, struct adv_tree *t, const char *base_rel);
 /* Make the leaf of step 0 (local mode) and keep the hold descriptor. */
-void advtree_create(struct adv_fx *fx, struct adv_tree *t);
+void advtree_create(struct fsfx *fx, struct adv_tree *t);
 /* Close the hold descriptor (the step ended). */
 void advtree_release(struct adv_tree *t);
 

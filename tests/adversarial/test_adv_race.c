@@ -135,7 +135,7 @@ static void populate_as_user(const char *leaf, const struct swap_arg *a, unsigne
 	adv_run_as(ADV_USER_UID, ADV_USER_GID, populate_child, &pa);
 }
 
-static void swap_race(struct adv_fx *fx, bool repopulate, unsigned long iterations)
+static void swap_race(struct fsfx *fx, bool repopulate, unsigned long iterations)
 {
 	struct adv_sentinels sent;
 	struct adv_attacker att;
@@ -308,8 +308,8 @@ static int populate_chain(const char *leaf, unsigned depth, unsigned fill)
 
 static void test_race_subtree_moved_out_during_removal(void **state)
 {
-	struct adv_fx *fx = *state;
-	struct fstest_sentinel mine, rootfile, rootdir;
+	struct fsfx *fx = *state;
+	struct fsfx_sentinel mine, rootfile, rootdir;
 	struct adv_sentinels sent;
 	struct adv_attacker att;
 	struct moveout_arg arg;
@@ -323,12 +323,12 @@ static void test_race_subtree_moved_out_during_removal(void **state)
 	adv_sentinels_make(fx, &sent);
 	adv_mkdir(fx, "home-user", 0755, ADV_USER_UID, ADV_USER_GID);
 	adv_path(fx, home, "home-user");
-	assert_int_equal(fstest_sentinel_file(&mine, fstest_join(p, PATH_MAX, home, "mine"),
+	assert_int_equal(fsfx_sentinel_file(&mine, fsfx_join(p, PATH_MAX, home, "mine"),
 					      "the user's own file outside the tree\n", 0600,
 					      ADV_USER_UID, ADV_USER_GID), 0);
-	assert_int_equal(fstest_sentinel_file(&rootfile, fstest_join(p, PATH_MAX, home, "rootfile"),
+	assert_int_equal(fsfx_sentinel_file(&rootfile, fsfx_join(p, PATH_MAX, home, "rootfile"),
 					      "root's file in the user's home\n", 0644, 0, 0), 0);
-	assert_int_equal(fstest_sentinel_dir(&rootdir, fstest_join(p, PATH_MAX, home, "rootdir"),
+	assert_int_equal(fsfx_sentinel_dir(&rootdir, fsfx_join(p, PATH_MAX, home, "rootdir"),
 					     0755, 0, 0), 0);
 	homefd = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(homefd >= 0);
@@ -338,7 +338,7 @@ static void test_race_subtree_moved_out_during_removal(void **state)
 	two.max_fds = 2;
 	memset(&arg, 0, sizeof(arg));
 	adv_fmt(arg.inside, sizeof(arg.inside), "%s/%u/%u/0/a/b", t.base, ADV_USER_UID, ADV_JOBID);
-	fstest_join(arg.outside, PATH_MAX, home, "b");
+	fsfx_join(arg.outside, PATH_MAX, home, "b");
 	adv_attacker_start(&att, attack_moveout, &arg, ADV_USER_UID, ADV_USER_GID);
 
 	for (i = 0; i < n; i++) {
@@ -365,9 +365,9 @@ static void test_race_subtree_moved_out_during_removal(void **state)
 			stopped++;
 		/* what the attacker moved out is the user's: clear it for the next round */
 		extc_rm_tree_at(homefd, "b", NULL, &rep);
-		assert_true(fstest_sentinel_intact(&mine));
-		assert_true(fstest_sentinel_intact(&rootfile));
-		assert_true(fstest_sentinel_intact(&rootdir));
+		assert_true(fsfx_sentinel_intact(&mine));
+		assert_true(fsfx_sentinel_intact(&rootfile));
+		assert_true(fsfx_sentinel_intact(&rootdir));
 		adv_sentinels_assert(&sent);
 		assert_int_equal(count_except(homefd, "b"), 3);
 	}
@@ -423,8 +423,8 @@ static bool attack_movein(void *p)
 
 static void test_race_directories_moved_in_during_removal(void **state)
 {
-	struct adv_fx *fx = *state;
-	struct fstest_sentinel rootdir;
+	struct fsfx *fx = *state;
+	struct fsfx_sentinel rootdir;
 	struct adv_sentinels sent;
 	struct adv_attacker att;
 	struct movein_arg arg;
@@ -436,12 +436,12 @@ static void test_race_directories_moved_in_during_removal(void **state)
 	adv_sentinels_make(fx, &sent);
 	adv_mkdir(fx, "home-user", 0755, ADV_USER_UID, ADV_USER_GID);
 	adv_path(fx, home, "home-user");
-	assert_int_equal(fstest_sentinel_dir(&rootdir, fstest_join(p, PATH_MAX, home, "rootdir"),
+	assert_int_equal(fsfx_sentinel_dir(&rootdir, fsfx_join(p, PATH_MAX, home, "rootdir"),
 					     0755, 0, 0), 0);
 	advtree_config(fx, &t, "base");
 	memset(&arg, 0, sizeof(arg));
-	fstest_join(arg.victim_out, PATH_MAX, home, "victim");
-	fstest_join(arg.rootdir_out, PATH_MAX, home, "rootdir");
+	fsfx_join(arg.victim_out, PATH_MAX, home, "victim");
+	fsfx_join(arg.rootdir_out, PATH_MAX, home, "rootdir");
 	adv_fmt(arg.other_out, PATH_MAX, "%s", sent.other_dir);
 	adv_fmt(arg.victim_in, PATH_MAX, "%s/%u/%u/0/victim", t.base, ADV_USER_UID, ADV_JOBID);
 	adv_fmt(arg.rootdir_in, PATH_MAX, "%s/%u/%u/0/rootdir", t.base, ADV_USER_UID, ADV_JOBID);
@@ -462,7 +462,7 @@ static void test_race_directories_moved_in_during_removal(void **state)
 			advtree_release(&t);
 		}
 		extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why, sizeof(why));
-		assert_true(fstest_sentinel_intact(&rootdir));
+		assert_true(fsfx_sentinel_intact(&rootdir));
 		adv_sentinels_assert(&sent);
 	}
 	moves = adv_attacker_stop(&att);
@@ -509,7 +509,7 @@ static bool attack_squat(void *p)
 
 static void test_race_base_squatted_in_sticky_parent(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_sentinels sent;
 	struct adv_attacker att;
 	struct squat_arg arg;
@@ -554,7 +554,7 @@ static void test_race_base_squatted_in_sticky_parent(void **state)
 			/* free the name again so that the attacker can keep trying */
 			if (unlinkat(wfd, "ext-cache", AT_REMOVEDIR) < 0) {
 				print_error("rmdir base: %s; entries %ld\n", strerror(errno),
-					    fstest_count_entries_at(wfd, "ext-cache"));
+					    fsfx_count_entries_at(wfd, "ext-cache"));
 				fail();
 			}
 		} else {
@@ -589,7 +589,7 @@ static void test_race_base_squatted_in_sticky_parent(void **state)
 		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 			if (fstatat(wfd, names[k], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			    S_ISDIR(st.st_mode) && st.st_uid == ADV_USER_UID) {
-				assert_int_equal(fstest_count_entries_at(wfd, names[k]), 0);
+				assert_int_equal(fsfx_count_entries_at(wfd, names[k]), 0);
 				found++;
 			}
 		}
@@ -629,7 +629,7 @@ static bool attack_spam(void *p)
 
 static void test_race_repopulation_stops_within_budget(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_attacker att[2];
 	struct spam_arg arg[2];
 	struct extc_rm_limits lim;
@@ -687,7 +687,7 @@ static void test_race_repopulation_stops_within_budget(void **state)
  */
 static void test_race_repopulation_default_limits_terminate(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_attacker att[2];
 	struct spam_arg arg[2];
 	struct adv_tree t;
@@ -773,7 +773,7 @@ static bool attack_vanish(void *p)
 
 static void test_race_entries_vanish_under_the_remover(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_attacker att;
 	struct vanish_arg arg;
 	struct adv_tree t;
@@ -824,7 +824,7 @@ static void test_race_entries_vanish_under_the_remover(void **state)
 
 static void test_race_concurrent_steps_jobs_and_epilogs(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_tree t;
 	char why[1024];
 	pid_t pids[4];

@@ -73,7 +73,7 @@ static void snap_take(struct snap *s, const char *path)
 {
 	adv_fmt(s->path, sizeof(s->path), "%s", path);
 	assert_int_equal(lstat(path, &s->st), 0);
-	s->entries = S_ISDIR(s->st.st_mode) ? fstest_count_entries_at(AT_FDCWD, path) : -1;
+	s->entries = S_ISDIR(s->st.st_mode) ? fsfx_count_entries_at(AT_FDCWD, path) : -1;
 }
 
 /* Neither replaced, chowned, chmodded, touched nor filled. */
@@ -85,7 +85,7 @@ static void snap_assert(const struct snap *s)
 	if (st.st_ino != s->st.st_ino || st.st_uid != s->st.st_uid || st.st_gid != s->st.st_gid ||
 	    st.st_mode != s->st.st_mode || st.st_mtim.tv_sec != s->st.st_mtim.tv_sec ||
 	    st.st_mtim.tv_nsec != s->st.st_mtim.tv_nsec ||
-	    (S_ISDIR(st.st_mode) && fstest_count_entries_at(AT_FDCWD, s->path) != s->entries)) {
+	    (S_ISDIR(st.st_mode) && fsfx_count_entries_at(AT_FDCWD, s->path) != s->entries)) {
 		print_error("%s changed: uid %u->%u mode %o->%o\n", s->path, (unsigned)s->st.st_uid,
 			    (unsigned)st.st_uid, (unsigned)s->st.st_mode, (unsigned)st.st_mode);
 		fail();
@@ -164,7 +164,7 @@ static void set_protections(bool on)
 
 static void test_squatted_base_every_variant(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	static const struct {
 		uid_t uid;
 		mode_t mode;
@@ -213,7 +213,7 @@ static void test_squatted_base_every_variant(void **state)
 
 /* ---- cases 2 and 50: symlinked base and levels, protected_symlinks 0 and 1 ----------------------- */
 
-static void symlinked_levels(struct adv_fx *fx)
+static void symlinked_levels(struct fsfx *fx)
 {
 	struct adv_sentinels sent;
 	struct adv_tree t;
@@ -268,11 +268,11 @@ static void symlinked_levels(struct adv_fx *fx)
 			assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID,
 							      &rep, why, sizeof(why)), 0);
 		}
-		assert_false(fstest_exists(joblvl));
-		assert_false(fstest_exists(uidlvl));
+		assert_false(fsfx_exists(joblvl));
+		assert_false(fsfx_exists(uidlvl));
 		snap_assert(&su);
 		adv_sentinels_assert(&sent);
-		assert_true(fstest_exists(t.base));
+		assert_true(fsfx_exists(t.base));
 		assert_int_equal(rmdir(t.base), 0);
 	}
 	adv_sentinels_drop(&sent);
@@ -307,7 +307,7 @@ static int user_links(void *p)
 	return (link(a->target, a->name) == 0 ? 0 : 1);
 }
 
-static void hardlinks(struct adv_fx *fx, bool protected)
+static void hardlinks(struct fsfx *fx, bool protected)
 {
 	struct adv_sentinels sent;
 	struct extc_rm_report rep;
@@ -366,7 +366,7 @@ static void make_special(const char *path, int kind)
 
 	switch (kind) {
 	case 0:
-		assert_int_equal(fstest_write_at(AT_FDCWD, path, "x", 0644), 0);
+		assert_int_equal(fsfx_write_at(AT_FDCWD, path, "x", 0644), 0);
 		break;
 	case 1:
 		assert_int_equal(mkfifo(path, 0666), 0);
@@ -390,7 +390,7 @@ static void make_special(const char *path, int kind)
 
 static void test_levels_that_are_not_directories(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_tree t;
 	char lvl[3][PATH_MAX];
 	int kind, l;
@@ -427,7 +427,7 @@ static void test_levels_that_are_not_directories(void **state)
 
 static void test_components_above_the_base(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_tree t;
 	char why[1024], p[PATH_MAX];
 
@@ -435,7 +435,7 @@ static void test_components_above_the_base(void **state)
 	/* owned by a user: refused, whatever its mode */
 	adv_mkdir(fx, "parent", 0755, ADV_USER_UID, ADV_USER_GID);
 	expect_refused(&t, "must be root-owned");
-	assert_false(fstest_exists(t.base));
+	assert_false(fsfx_exists(t.base));
 	/* root's, but writable by others without the sticky bit */
 	assert_int_equal(chown(adv_path(fx, p, "parent"), 0, 0), 0);
 	assert_int_equal(chmod(p, 0777), 0);
@@ -458,7 +458,7 @@ static void test_components_above_the_base(void **state)
 	adv_mkdir(fx, "real", 0755, 0, 0);
 	assert_int_equal(symlink("real", p), 0);
 	expect_refused(&t, "is a symbolic link");
-	assert_false(fstest_exists(adv_path(fx, p, "real/base")));
+	assert_false(fsfx_exists(adv_path(fx, p, "real/base")));
 	adv_assert_no_fd_leak(fx);
 }
 
@@ -466,7 +466,7 @@ static void test_components_above_the_base(void **state)
 
 static void test_uid_level_planted(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_tree t;
 	char uidlvl[PATH_MAX], p[PATH_MAX], why[1024];
 	int variant;
@@ -526,7 +526,7 @@ static void test_uid_level_planted(void **state)
 
 static void test_job_level_and_leaf_preexisting(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_sentinels sent;
 	struct extc_rm_report rep;
 	struct adv_tree t;
@@ -554,7 +554,7 @@ static void test_job_level_and_leaf_preexisting(void **state)
 	close(lfd);
 	advtree_create(fx, &t);	/* local mode: the stale leaf is replaced, never handed over */
 	advtree_release(&t);
-	assert_false(fstest_exists(adv_fmt(p, sizeof(p), "%s/old-run", leaf)));
+	assert_false(fsfx_exists(adv_fmt(p, sizeof(p), "%s/old-run", leaf)));
 	check_dir_exact(leaf, ADV_USER_UID, 0700);
 	/* case 7: the leaf is a symlink, a file, another user's directory */
 	assert_int_equal(extc_tree_remove_leaf(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, &rep, why,
@@ -565,7 +565,7 @@ static void test_job_level_and_leaf_preexisting(void **state)
 	expect_refused(&t, "is a symbolic link");
 	assert_int_equal(extc_tree_remove_leaf(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, &rep, why,
 					       sizeof(why)), 0);
-	assert_false(fstest_exists(leaf));
+	assert_false(fsfx_exists(leaf));
 	make_special(leaf, 1);
 	expect_refused(&t, "is not a directory");
 	assert_int_equal(extc_tree_remove_leaf(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, &rep, why,
@@ -606,7 +606,7 @@ static int other_user_opens(void *p)
 
 static void test_setgid_and_default_acl_base(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_tree t;
 	const char *made;
 	struct {
@@ -658,7 +658,7 @@ static void test_setgid_and_default_acl_base(void **state)
 
 static void test_read_only_and_full_filesystem(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 	struct adv_tree t;
 	char why[1024], p[PATH_MAX];
@@ -701,7 +701,7 @@ static void test_read_only_and_full_filesystem(void **state)
 	fprintf(stderr, "#   full: %s\n", why);
 	assert_contains(why, "No space left on device");
 	adv_fmt(p, sizeof(p), "%s/%u/%u/2", t.base, ADV_USER_UID, ADV_JOBID);
-	assert_false(fstest_exists(p));
+	assert_false(fsfx_exists(p));
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	adv_assert_no_fd_leak(fx);
@@ -711,9 +711,9 @@ static void test_read_only_and_full_filesystem(void **state)
 
 static void test_mounts_inside_the_tree_are_left_alone(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_sentinels sent;
-	struct fstest_sentinel inner;
+	struct fsfx_sentinel inner;
 	struct extc_rm_report rep;
 	struct adv_tree t;
 	char p[PATH_MAX], q[PATH_MAX], why[1024];
@@ -727,14 +727,14 @@ static void test_mounts_inside_the_tree_are_left_alone(void **state)
 	assert_int_equal(mkdir(adv_fmt(q, sizeof(q), "%s/a", t.leaf), 0755), 0);
 	assert_int_equal(lchown(q, ADV_USER_UID, ADV_USER_GID), 0);	/* the user's, as in a job */
 	assert_int_equal(mkdir(p, 0755), 0);
-	assert_int_equal(fstest_bind(sent.etc_dir, p), 0);
+	assert_int_equal(fsfx_bind(sent.etc_dir, p), 0);
 	adv_note_mount(fx, p);
 	/* another filesystem, with content of its own */
 	adv_fmt(p, sizeof(p), "%s/a/tmpfs", t.leaf);
 	assert_int_equal(mkdir(p, 0755), 0);
-	assert_int_equal(fstest_mount_tmpfs(p, "size=1m"), 0);
+	assert_int_equal(fsfx_mount_tmpfs(p, "size=1m"), 0);
 	adv_note_mount(fx, p);
-	assert_int_equal(fstest_sentinel_file(&inner, adv_fmt(q, sizeof(q), "%s/inside", p),
+	assert_int_equal(fsfx_sentinel_file(&inner, adv_fmt(q, sizeof(q), "%s/inside", p),
 					      "on the tmpfs\n", 0644, 0, 0), 0);
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), -1);
@@ -742,9 +742,9 @@ static void test_mounts_inside_the_tree_are_left_alone(void **state)
 	assert_int_equal(rep.mounts, 2);	/* reported, and left alone */
 	assert_contains(why, "mount points left alone 2");
 	adv_sentinels_assert(&sent);
-	assert_true(fstest_sentinel_intact(&inner));
+	assert_true(fsfx_sentinel_intact(&inner));
 	adv_fmt(p, sizeof(p), "%s/a/bind-same-fs/passwd", t.leaf);
-	assert_true(fstest_exists(p));
+	assert_true(fsfx_exists(p));
 	adv_sentinels_drop(&sent);
 	adv_assert_no_fd_leak(fx);
 }
@@ -753,7 +753,7 @@ static void test_mounts_inside_the_tree_are_left_alone(void **state)
 
 static void test_top_tampered_and_wrong_ids(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct adv_sentinels sent;
 	struct extc_rm_report rep;
 	struct adv_tree t;
@@ -773,7 +773,7 @@ static void test_top_tampered_and_wrong_ids(void **state)
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), -1);
 	assert_contains(why, "is a symbolic link");
-	assert_true(fstest_exists(adv_fmt(p, sizeof(p), "%s/moved-uid/%u/0", fx->root, ADV_JOBID)));
+	assert_true(fsfx_exists(adv_fmt(p, sizeof(p), "%s/moved-uid/%u/0", fx->root, ADV_JOBID)));
 	assert_int_equal(unlink(uidlvl), 0);
 	assert_int_equal(rename(adv_path(fx, p, "moved-uid"), uidlvl), 0);
 	/* uid 0, job 0, ids at or above NO_VAL: nothing is touched, not even a planted tree */
@@ -781,18 +781,18 @@ static void test_top_tampered_and_wrong_ids(void **state)
 	assert_int_equal(mkdir(p, 0711), 0);
 	assert_int_equal(mkdir(adv_fmt(p, sizeof(p), "%s/0/%u", t.base, ADV_JOBID), 0711), 0);
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, 0, ADV_JOBID, &rep, why, sizeof(why)), 0);
-	assert_true(fstest_exists(p));
+	assert_true(fsfx_exists(p));
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, 0, &rep, why, sizeof(why)),
 			 0);
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, 0xfffffffeu, &rep, why,
 					      sizeof(why)), 0);
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, 0xfffffffeu, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
-	assert_true(fstest_exists(t.leaf));
+	assert_true(fsfx_exists(t.leaf));
 	/* the real job goes; the base stays */
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
-	assert_true(fstest_exists(t.base));
+	assert_true(fsfx_exists(t.base));
 	adv_sentinels_assert(&sent);
 	adv_sentinels_drop(&sent);
 	adv_assert_no_fd_leak(fx);
@@ -815,7 +815,7 @@ static void need_tool(const char *tool, const char *package)
 }
 
 /* A loop-mounted image of 'fstype' on <root>/fs. */
-static void mount_image(struct adv_fx *fx, const char *fstype, const char *mkfs,
+static void mount_image(struct fsfx *fx, const char *fstype, const char *mkfs,
 			const char *package, const char *size)
 {
 	char img[PATH_MAX], mnt[PATH_MAX];
@@ -847,10 +847,10 @@ static void mount_image(struct adv_fx *fx, const char *fstype, const char *mkfs,
 
 static int chain_as_user(void *arg)
 {
-	return (fstest_chain_at(*(const int *)arg, "deep", "d", 500, "leaf"));
+	return (fsfx_chain_at(*(const int *)arg, "deep", "d", 500, "leaf"));
 }
 
-static void exercise_fs(struct adv_fx *fx, const char *what)
+static void exercise_fs(struct fsfx *fx, const char *what)
 {
 	struct adv_sentinels sent;
 	struct extc_rm_report rep;
@@ -880,14 +880,14 @@ static void exercise_fs(struct adv_fx *fx, const char *what)
 					      sizeof(why)), 0);
 	fprintf(stderr, "#   %s: created, filled and removed %llu entries\n", what,
 		(unsigned long long)rep.removed);
-	assert_false(fstest_exists(t.leaf));
+	assert_false(fsfx_exists(t.leaf));
 	adv_sentinels_assert(&sent);
 	adv_sentinels_drop(&sent);
 }
 
 static void test_fs_tmpfs(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 
 	adv_mkdir(fx, "fs", 0755, 0, 0);
 	adv_mount_tmpfs(fx, "fs", "size=64m,mode=0755");
@@ -911,7 +911,7 @@ static void test_fs_xfs(void **state)
 
 static void test_fs_btrfs_with_a_subvolume(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct btrfs_ioctl_vol_args args;
 	struct extc_rm_report rep;
 	struct adv_tree t;
@@ -935,7 +935,7 @@ static void test_fs_btrfs_with_a_subvolume(void **state)
 		minor(st.st_dev), major(lst.st_dev), minor(lst.st_dev));
 	assert_int_equal(fchownat(lfd, "subvol", ADV_USER_UID, ADV_USER_GID, 0), 0);
 	adv_fmt(p, sizeof(p), "%s/subvol", t.leaf);
-	assert_int_equal(fstest_write_at(AT_FDCWD, adv_fmt(p, sizeof(p), "%s/subvol/data", t.leaf),
+	assert_int_equal(fsfx_write_at(AT_FDCWD, adv_fmt(p, sizeof(p), "%s/subvol/data", t.leaf),
 					 "x", 0644), 0);
 	close(lfd);
 	/*
@@ -946,13 +946,13 @@ static void test_fs_btrfs_with_a_subvolume(void **state)
 					      sizeof(why)), -1);
 	fprintf(stderr, "#   btrfs subvolume in the leaf: %s\n", why);
 	assert_int_equal(rep.mounts, 1);
-	assert_true(fstest_exists(p));
+	assert_true(fsfx_exists(p));
 	adv_assert_no_fd_leak(fx);
 }
 
 static void test_fs_overlayfs(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	char opts[3 * PATH_MAX + 64], lower[PATH_MAX], upper[PATH_MAX], work[PATH_MAX], mnt[PATH_MAX];
 
 	adv_mkdir(fx, "lower", 0755, 0, 0);
@@ -985,7 +985,7 @@ static bool attack_swap(void *p)
 	return (renameat2(AT_FDCWD, s->a, AT_FDCWD, s->b, RENAME_EXCHANGE) == 0);
 }
 
-static void swap_under_protections(struct adv_fx *fx, bool on)
+static void swap_under_protections(struct fsfx *fx, bool on)
 {
 	struct adv_sentinels sent;
 	struct adv_attacker att;
@@ -1046,7 +1046,7 @@ static void test_swap_race_protections_on(void **state)
 
 /* ---- cases 12 and 24: FUSE (a minimal daemon on /dev/fuse) -------------------------------------- */
 
-static void start_fuse(struct adv_fx *fx, struct fusesrv *srv, const char *mnt, bool hang)
+static void start_fuse(struct fsfx *fx, struct fusesrv *srv, const char *mnt, bool hang)
 {
 	if (fusesrv_start(srv, mnt, hang) < 0) {
 		print_error("mounting a FUSE filesystem on %s: %s (/dev/fuse and root needed)\n", mnt,
@@ -1058,7 +1058,7 @@ static void start_fuse(struct adv_fx *fx, struct fusesrv *srv, const char *mnt, 
 
 static void test_base_on_fuse_is_refused(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct fusesrv srv;
 	struct adv_tree t;
 	char mnt[PATH_MAX];
@@ -1107,7 +1107,7 @@ static int remove_in_child(struct adv_tree *t, struct fusesrv *srv, double limit
 	return (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
-static void fuse_inside(struct adv_fx *fx, bool hang)
+static void fuse_inside(struct fsfx *fx, bool hang)
 {
 	struct adv_sentinels sent;
 	struct fusesrv srv;

@@ -101,7 +101,7 @@ static void *rm_thread(void *p)
 	return (NULL);
 }
 
-static void deep_removal(struct adv_fx *fx, unsigned long depth, unsigned max_fds)
+static void deep_removal(struct fsfx *fx, unsigned long depth, unsigned max_fds)
 {
 	struct extc_rm_limits lim;
 	struct rm_job job;
@@ -109,13 +109,13 @@ static void deep_removal(struct adv_fx *fx, unsigned long depth, unsigned max_fd
 	double t0;
 
 	t0 = adv_now();
-	assert_int_equal(fstest_chain_at(fx->rootfd, "deep", "d", depth, "leaf"), 0);
+	assert_int_equal(fsfx_chain_at(fx->rootfd, "deep", "d", depth, "leaf"), 0);
 	fprintf(stderr, "# depth %lu built in %.1f s\n", depth, adv_now() - t0);
 	extc_rm_limits_default(&lim);
 	if (max_fds != 0)
 		lim.max_fds = max_fds;
 	/* ulimit -n 256, as a small slurmd limit would be */
-	assert_int_equal(fstest_set_nofile(256, &fx->old_nofile), 0);
+	assert_int_equal(fsfx_set_nofile(256, &fx->old_nofile), 0);
 	fx->nofile_changed = true;
 	memset(&job, 0, sizeof(job));
 	job.parentfd = fx->rootfd;
@@ -125,14 +125,14 @@ static void deep_removal(struct adv_fx *fx, unsigned long depth, unsigned max_fd
 	/* 256 KiB of stack (1 MiB with sanitizers): a recursive walk would need far more */
 	assert_int_equal(adv_run_small_stack(getenv("EXTC_ADV_BIG_STACK") ? 1u << 20 : 256u << 10,
 					     rm_thread, &job), 0);
-	assert_int_equal(fstest_set_nofile(fx->old_nofile, NULL), 0);
+	assert_int_equal(fsfx_set_nofile(fx->old_nofile, NULL), 0);
 	fx->nofile_changed = false;
 	extc_rm_report_text(&job.report, text, sizeof(text));
 	fprintf(stderr, "# depth %lu, %u fds: %s in %.1f s\n", depth, lim.max_fds, text,
 		adv_now() - t0);
 	assert_int_equal(job.rv, 0);
 	assert_int_equal(job.report.removed, depth + 2);
-	assert_false(fstest_exists_at(fx->rootfd, "deep"));
+	assert_false(fsfx_exists_at(fx->rootfd, "deep"));
 	adv_assert_no_fd_leak(fx);
 }
 
@@ -156,7 +156,7 @@ static void test_depth_100000_budget_above_ulimit(void **state)
 
 static void test_depth_1000000_huge(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 
 	if (!huge()) {
 		fprintf(stderr, "# 10^6 levels: set EXTC_ADV_HUGE=1 (tests/run-hardening.sh --huge)\n");
@@ -189,7 +189,7 @@ static int chain_child(void *p)
 {
 	const struct chain_arg *c = p;
 
-	return (fstest_chain_at(c->dirfd, "deep", "d", c->depth, c->leaf));
+	return (fsfx_chain_at(c->dirfd, "deep", "d", c->depth, c->leaf));
 }
 
 /*
@@ -203,10 +203,10 @@ static int chain_as_user(int dirfd, unsigned long depth, const char *leaf)
 	return (adv_run_as(ADV_USER_UID, ADV_USER_GID, chain_child, &c));
 }
 
-/* fstest_wide_at, the directory then given to the user (its entries need not be). */
+/* fsfx_wide_at, the directory then given to the user (its entries need not be). */
 static int wide_of_user(int dirfd, const char *name, unsigned long n)
 {
-	if (fstest_wide_at(dirfd, name, n) < 0)
+	if (fsfx_wide_at(dirfd, name, n) < 0)
 		return (-1);
 	return (fchownat(dirfd, name, ADV_USER_UID, ADV_USER_GID, AT_SYMLINK_NOFOLLOW));
 }
@@ -214,7 +214,7 @@ static int wide_of_user(int dirfd, const char *name, unsigned long n)
 /* The production path at depth: the epilog removes a job whose leaf is 10^5 deep. */
 static void test_depth_100000_through_the_epilog(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 	struct adv_tree t;
 	char why[1024];
@@ -227,25 +227,25 @@ static void test_depth_100000_through_the_epilog(void **state)
 	assert_true(lfd >= 0);
 	assert_int_equal(chain_as_user(lfd, adv_scaled(100000), NULL), 0);
 	close(lfd);
-	assert_int_equal(fstest_set_nofile(256, &fx->old_nofile), 0);
+	assert_int_equal(fsfx_set_nofile(256, &fx->old_nofile), 0);
 	fx->nofile_changed = true;
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
-	assert_int_equal(fstest_set_nofile(fx->old_nofile, NULL), 0);
+	assert_int_equal(fsfx_set_nofile(fx->old_nofile, NULL), 0);
 	fx->nofile_changed = false;
-	assert_false(fstest_exists(t.leaf));
+	assert_false(fsfx_exists(t.leaf));
 	adv_assert_no_fd_leak(fx);
 }
 
 /* ---- case 28: wide directories, bounded memory ----------------------------------------------- */
 
-static void wide_removal(struct adv_fx *fx, int dirfd, unsigned long n)
+static void wide_removal(struct fsfx *fx, int dirfd, unsigned long n)
 {
 	struct extc_rm_report rep;
 	long rss0;
 	double t0;
 
-	assert_int_equal(fstest_wide_at(dirfd, "wide", n), 0);
+	assert_int_equal(fsfx_wide_at(dirfd, "wide", n), 0);
 	rss0 = maxrss_kib();
 	t0 = adv_now();
 	assert_int_equal(extc_rm_tree_at(dirfd, "wide", NULL, &rep), 0);
@@ -253,20 +253,20 @@ static void wide_removal(struct adv_fx *fx, int dirfd, unsigned long n)
 		maxrss_kib() - rss0);
 	assert_int_equal(rep.removed, n + 1);
 	assert_true(maxrss_kib() - rss0 < 32 * 1024);	/* no per-entry memory */
-	assert_false(fstest_exists_at(dirfd, "wide"));
+	assert_false(fsfx_exists_at(dirfd, "wide"));
 	adv_assert_no_fd_leak(fx);
 }
 
 static void test_wide_100000_entries(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 
 	wide_removal(fx, fx->rootfd, adv_scaled(100000));
 }
 
 static void test_wide_1000000_huge(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	char p[PATH_MAX];
 	int tfd;
 
@@ -288,7 +288,7 @@ static void test_wide_1000000_huge(void **state)
 
 static void test_long_and_hostile_names(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	static const char *const odd[] = {
 		"new\nline", "carriage\rreturn", "esc\x1b[31mred", "%n%s%x%p", "\xff\xfe invalid utf-8",
 		"-rf", "--no-preserve-root", " leading space", "trailing space ", "back\\slash",
@@ -336,8 +336,8 @@ static void test_long_and_hostile_names(void **state)
 	for (i = 0; text[i] != '\0'; i++)
 		assert_true(text[i] >= 0x20 && text[i] < 0x7f);
 	assert_contains(text, "esc\\x1b]0;owned\\x07%n\\x0a");
-	assert_false(fstest_exists_at(fx->rootfd, "pwned"));
-	assert_false(fstest_exists_at(AT_FDCWD, "pwned"));
+	assert_false(fsfx_exists_at(fx->rootfd, "pwned"));
+	assert_false(fsfx_exists_at(AT_FDCWD, "pwned"));
 	/* everything but the immutable file and its 61 ancestors went */
 	assert_int_equal(rep.failed, 1 + 61);
 	assert_int_equal(rep.removed, sizeof(odd) / sizeof(odd[0]) + 3);
@@ -361,7 +361,7 @@ static void test_long_and_hostile_names(void **state)
 
 static void test_mode_000_and_readonly_directories(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 	struct adv_tree t;
 	char why[1024];
@@ -394,7 +394,7 @@ static void test_mode_000_and_readonly_directories(void **state)
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	assert_int_equal(rep.failed, 0);
-	assert_false(fstest_exists(t.leaf));
+	assert_false(fsfx_exists(t.leaf));
 	adv_assert_no_fd_leak(fx);
 }
 
@@ -402,7 +402,7 @@ static void test_mode_000_and_readonly_directories(void **state)
 
 static void test_immutable_and_append_only(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 	char text[512];
 	double t0;
@@ -444,7 +444,7 @@ static void test_immutable_and_append_only(void **state)
 
 static void test_100000_failures_are_one_report(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 	char text[512];
 	unsigned long n = adv_scaled(100000);
@@ -473,7 +473,7 @@ static void test_100000_failures_are_one_report(void **state)
 
 static void test_special_files_never_block(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct sockaddr_un sun;
 	struct extc_rm_report rep;
 	struct adv_tree t;
@@ -506,7 +506,7 @@ static void test_special_files_never_block(void **state)
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	alarm(0);
-	assert_false(fstest_exists(t.leaf));
+	assert_false(fsfx_exists(t.leaf));
 	adv_assert_no_fd_leak(fx);
 }
 
@@ -514,7 +514,7 @@ static void test_special_files_never_block(void **state)
 
 static void test_deadline_stops_a_huge_removal(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_limits lim;
 	struct extc_rm_report rep;
 	double t0, took;
@@ -551,7 +551,7 @@ static void test_deadline_stops_a_huge_removal(void **state)
  */
 static void test_step_removal_out_of_time_goes_to_the_trash(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_limits lim;
 	struct extc_rm_report rep;
 	struct adv_tree t;
@@ -573,17 +573,17 @@ static void test_step_removal_out_of_time_goes_to_the_trash(void **state)
 	fprintf(stderr, "#   %s\n", why);
 	assert_contains(why, "time budget exhausted");
 	assert_contains(why, "moved what is left to .trash");
-	assert_false(fstest_exists(t.leaf));
+	assert_false(fsfx_exists(t.leaf));
 	adv_fmt(trash, sizeof(trash), "%s/.trash", t.base);
 	assert_int_equal(lstat(trash, &st), 0);
 	assert_int_equal(st.st_uid, 0);
 	assert_int_equal(st.st_mode & 07777, 0700);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, trash), 1);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, trash), 1);
 	/* the step's hold is untouched: the job level is still there and still held */
 	advtree_release(&t);
 	t.pol.rm_limits = NULL;
 	assert_int_equal(extc_tree_empty_trash(&t.cfg, &t.pol, &rep, why, sizeof(why)), 0);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, trash), 0);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, trash), 0);
 	assert_true(rep.removed >= 3001);
 	adv_assert_no_fd_leak(fx);
 }
@@ -592,7 +592,7 @@ static void test_step_removal_out_of_time_goes_to_the_trash(void **state)
 
 static void test_killed_mid_removal_then_rerun(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 	struct adv_tree t;
 	char why[1024];
@@ -622,7 +622,7 @@ static void test_killed_mid_removal_then_rerun(void **state)
 	}
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
-	assert_false(fstest_exists(t.leaf));
+	assert_false(fsfx_exists(t.leaf));
 	/* and again: nothing left is success */
 	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);

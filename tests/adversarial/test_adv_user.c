@@ -223,7 +223,7 @@ static void user_mount(struct fuseuser *fu, const char *path)
 	assert_int_equal(fuseuser_is_mounted(path), 1);
 }
 
-static void make_leaf(struct adv_fx *fx, struct adv_tree *t, enum extc_mode mode, uint32_t jobid)
+static void make_leaf(struct fsfx *fx, struct adv_tree *t, enum extc_mode mode, uint32_t jobid)
 {
 	struct op o = { .t = t, .mode = mode, .stepid = 0 };
 
@@ -241,7 +241,7 @@ static void leaf_path(const struct adv_tree *t, const char *leaf, char *buf)
 /* Job mode: the next step's make_leaf re-opens the user's leaf under the uid level's lock. */
 static void test_fuse_on_the_job_leaf_next_step(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct op o = { .mode = EXTC_MODE_JOB, .stepid = 1 };
 	char leaf[PATH_MAX], uidlvl[PATH_MAX];
 	struct fuseuser fu;
@@ -270,7 +270,7 @@ static void test_fuse_on_the_job_leaf_next_step(void **state)
 /* Every task's task_init_privileged and init_post_opt ask for the leaf's identity. */
 static void test_fuse_on_the_leaf_identity_check(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct op o = { .mode = EXTC_MODE_LOCAL };
 	char leaf[PATH_MAX];
 	struct fuseuser fu;
@@ -292,7 +292,7 @@ static void test_fuse_on_the_leaf_identity_check(void **state)
 /* slurm_spank_exit of a local step: the top of extc_rm_tree_at is the mounted leaf. */
 static void test_fuse_on_the_leaf_step_removal(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct op o = { .mode = EXTC_MODE_LOCAL };
 	char leaf[PATH_MAX];
 	struct fuseuser fu;
@@ -319,7 +319,7 @@ static void test_fuse_on_the_leaf_step_removal(void **state)
  */
 static void test_fuse_in_the_epilog_and_the_trash(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct op o = { .mode = EXTC_MODE_LOCAL };
 	char leaf[PATH_MAX], trash[PATH_MAX];
 	struct fuseuser fu[3];
@@ -360,7 +360,7 @@ static void test_fuse_in_the_epilog_and_the_trash(void **state)
 	expect_not_blocked(&b, "the trash emptier");
 	assert_int_equal(b.status, 10);	/* emptied, mounts detached */
 	adv_fmt(trash, sizeof(trash), "%s/.trash", t.base);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, trash), 0);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, trash), 0);
 	for (i = 0; i < 2; i++) {
 		run_bounded(&fu[0], op_empty_trash, &o, &b);
 		expect_not_blocked(&b, "the next emptier");
@@ -373,7 +373,7 @@ static void test_fuse_in_the_epilog_and_the_trash(void **state)
 /* A step holding the uid level (as a stuck creator did): epilogs go on, a new step is refused in time. */
 static void test_busy_uid_level_never_blocks(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct op o = { .mode = EXTC_MODE_LOCAL, .stepid = 1 };
 	char uidlvl[PATH_MAX];
 	struct adv_tree t;
@@ -452,7 +452,7 @@ static int op_remove_leaf_foreign(void *arg)
 
 static void test_foreign_directory_moved_in(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct op o = { .mode = EXTC_MODE_LOCAL };
 	char p[PATH_MAX], kept[PATH_MAX];
 	struct adv_tree t;
@@ -465,7 +465,7 @@ static void test_foreign_directory_moved_in(void **state)
 	adv_mkdir(fx, "shared/d", 0770, ADV_OTHER_UID, SHARED_GID);
 	adv_mkdir(fx, "shared/d/e", 0755, ADV_OTHER_UID, ADV_OTHER_GID);
 	adv_path(fx, p, "shared/d/e/precious");
-	assert_int_equal(fstest_write_at(AT_FDCWD, p, "theirs", 0644), 0);
+	assert_int_equal(fsfx_write_at(AT_FDCWD, p, "theirs", 0644), 0);
 	assert_int_equal(lchown(p, ADV_OTHER_UID, ADV_OTHER_GID), 0);
 	advtree_config(fx, &t, "base");
 	o.t = &t;
@@ -490,7 +490,7 @@ static void test_foreign_directory_moved_in(void **state)
 		assert_int_equal(b.status, i == 0 ? 1 : 0);
 	}
 	adv_fmt(kept, sizeof(kept), "%s/.trash/.kept", t.base);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, kept), 1);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, kept), 1);
 	{
 		DIR *d = opendir(kept);
 		struct dirent *de;
@@ -610,7 +610,7 @@ static void assert_helper_fds(pid_t pid)
 
 static void test_stuck_helper_holds_no_descriptor(void **state)
 {
-	struct adv_fx *fx = *state;
+	struct fsfx *fx = *state;
 	char lockpath[PATH_MAX], logpath[PATH_MAX], procdir[64];
 	struct stuck s;
 	struct fuseuser fu;
@@ -753,7 +753,7 @@ static int make_accounts(void)
 
 static int user_teardown(void **state)
 {
-	const struct adv_fx *fx = *state;
+	const struct fsfx *fx = *state;
 
 	fuseuser_detach_all(fx->root);
 	return (adv_teardown(state));

@@ -44,7 +44,7 @@
 #include "fault.h"
 #include "fs_remove.h"
 #include "fs_tree.h"
-#include "fstest.h"
+#include "fsfixture.h"
 
 #define USER_UID 4242
 #define USER_GID 4242
@@ -85,9 +85,8 @@ static const enum fault_fn remove_fns[] = {
 };
 
 struct fx {
-	char root[PATH_MAX];
+	struct fsfx fs;		/* root (0755), descriptor count */
 	char base[PATH_MAX];
-	int fds;
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
 	struct extc_ids ids;
@@ -172,9 +171,10 @@ static int setup(void **state)
 	char arg[PATH_MAX + 16], why[512];
 	char *av[2];
 
-	if (fx == NULL || fstest_tmpdir(fx->root, sizeof(fx->root)) < 0 || chmod(fx->root, 0755) < 0)
+	*state = fx;
+	if (fx == NULL || fsfx_setup(&fx->fs, 0755) < 0)
 		return (-1);
-	fmt(fx->base, sizeof(fx->base), "%s/base", fx->root);
+	fmt(fx->base, sizeof(fx->base), "%s/base", fx->fs.root);
 	fmt(arg, sizeof(arg), "base=%s", fx->base);
 	av[0] = arg;
 	av[1] = (char *)"vars=TRITON_CACHE_DIR,CUPY_CACHE_DIR:cupy,SITE_TOOL_CACHE,PYTORCH_KERNEL_CACHE_PATH";
@@ -185,7 +185,7 @@ static int setup(void **state)
 	fx->ids.gid = USER_GID;
 	fx->ids.jobid = JOBID;
 	fx->ids.stepid = 0;
-	fx->fds = fstest_fd_count();
+	fx->fs.fds = fsfx_fd_count();
 	*state = fx;
 	return (0);
 }
@@ -197,7 +197,7 @@ static int teardown(void **state)
 
 	fault_disarm();
 	fault.hook = NULL;
-	if (fstest_rmrf(fx->root) < 0)
+	if (fsfx_teardown(&fx->fs) < 0)
 		rv = -1;
 	free(fx);
 	return (rv);
@@ -214,12 +214,12 @@ static bool printable(const char *s)
 
 static void check_fds(struct fx *fx, const char *what)
 {
-	int now = fstest_fd_count();
+	int now = fsfx_fd_count();
 
-	if (now != fx->fds) {
-		violation("descriptor leak", what, "%d descriptors open, %d before", now, fx->fds);
+	if (now != fx->fs.fds) {
+		violation("descriptor leak", what, "%d descriptors open, %d before", now, fx->fs.fds);
 		/* close what leaked so that later runs measure their own */
-		for (int fd = 3; fd < 1024 && fstest_fd_count() > fx->fds; fd++) {
+		for (int fd = 3; fd < 1024 && fsfx_fd_count() > fx->fs.fds; fd++) {
 			if (fcntl(fd, F_GETFD) >= 0 && fd > 2)
 				close(fd);
 		}
@@ -287,7 +287,7 @@ static void check_designed_tree(struct fx *fx, const char *leaf, const char *wha
 		fmt(p, sizeof(p), "%s/%s", leaf, fx->cfg.vars[i].subdir);
 		if (fx->cfg.vars[i].make_dir) {
 			ok &= check_dir(p, USER_UID, 0700, what, check);
-		} else if (fstest_exists(p)) {
+		} else if (fsfx_exists(p)) {
 			violation(check, what, "%s exists; the tool makes it", p);
 			ok = false;
 		}
@@ -306,12 +306,12 @@ static const char *const create_names[] = { "fresh", "below a skeleton", "over a
 static void reset_tree(struct fx *fx)
 {
 	struct extc_rm_report rep;
-	int rootfd = open(fx->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rootfd = open(fx->fs.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	assert_true(rootfd >= 0);
 	extc_rm_tree_at(rootfd, "base", NULL, &rep);
 	close(rootfd);
-	assert_false(fstest_exists(fx->base));
+	assert_false(fsfx_exists(fx->base));
 }
 
 static void prepare_kind(struct fx *fx, enum create_kind kind)
@@ -336,14 +336,14 @@ static void prepare_kind(struct fx *fx, enum create_kind kind)
 		int lfd = open(leaf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 		assert_true(lfd >= 0);
-		assert_int_equal(fstest_write_at(lfd, "data", "user data\n", 0600), 0);
+		assert_int_equal(fsfx_write_at(lfd, "data", "user data\n", 0600), 0);
 		assert_int_equal(mkdirat(lfd, "sub", 0700), 0);
 		assert_int_equal(symlinkat("/etc", lfd, "link"), 0);
 		assert_int_equal(fchownat(lfd, "data", USER_UID, USER_GID, 0), 0);
 		assert_int_equal(fchownat(lfd, "sub", USER_UID, USER_GID, 0), 0);
 		close(lfd);
 		fmt(p, sizeof(p), "%s/sub", leaf);
-		assert_int_equal(fstest_write_at(AT_FDCWD, fstest_join((char[PATH_MAX]){ 0 }, PATH_MAX,
+		assert_int_equal(fsfx_write_at(AT_FDCWD, fsfx_join((char[PATH_MAX]){ 0 }, PATH_MAX,
 								       p, "f"), "x", 0600), 0);
 	}
 }
@@ -401,7 +401,7 @@ static void one_create_run(struct fx *fx, enum create_kind kind, enum fault_fn f
 			/* (fdopendir on a valid descriptor fails only for memory: "out of memory") */
 			violation("error text loses the errno", what, "\"%s\"", why);
 		/* what this attempt made is rolled back (a stale leaf of before may stay) */
-		if ((kind == CREATE_FRESH || kind == CREATE_SKELETON) && fstest_exists(want))
+		if ((kind == CREATE_FRESH || kind == CREATE_SKELETON) && fsfx_exists(want))
 			violation("leaf left after a failed create", what, "failed (%s) but left %s",
 				  why, want);
 		if (hold != -1)
@@ -410,7 +410,7 @@ static void one_create_run(struct fx *fx, enum create_kind kind, enum fault_fn f
 			char p[PATH_MAX];
 
 			fmt(p, sizeof(p), "%s/%u/%u", fx->base, USER_UID, JOBID);
-			fx->skeleton_left += fstest_exists(p);
+			fx->skeleton_left += fsfx_exists(p);
 		}
 	} else {
 		if (fault.fired)
@@ -513,13 +513,13 @@ static void populate(const char *dir)
 	int i;
 
 	assert_true(fd >= 0);
-	assert_int_equal(fstest_write_at(fd, "a", "a", 0644), 0);
+	assert_int_equal(fsfx_write_at(fd, "a", "a", 0644), 0);
 	assert_int_equal(symlinkat("/etc/passwd", fd, "out"), 0);
 	assert_int_equal(mkdirat(fd, "locked", 0700), 0);
 	{
 		int lfd = openat(fd, "locked", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-		assert_int_equal(fstest_write_at(lfd, "secret", "s", 0), 0);
+		assert_int_equal(fsfx_write_at(lfd, "secret", "s", 0), 0);
 		assert_int_equal(fchown(lfd, USER_UID, USER_GID), 0);
 		assert_int_equal(fchmod(lfd, 0), 0);
 		close(lfd);
@@ -530,7 +530,7 @@ static void populate(const char *dir)
 		assert_int_equal(mkdirat(fd, "d", 0755), 0);
 		/* the user's own, as a job makes them: root enters only what the user owns */
 		assert_int_equal(fchownat(fd, "d", USER_UID, USER_GID, 0), 0);
-		assert_int_equal(fstest_write_at(fd, "f", "f", 0644), 0);
+		assert_int_equal(fsfx_write_at(fd, "f", "f", 0644), 0);
 		nfd = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		close(fd);
 		assert_true(nfd >= 0);
@@ -640,13 +640,13 @@ static void one_remove_run(struct fx *fx, enum remove_kind kind, enum fault_fn f
 	} else {
 		if (fault.fired)
 			fx->fired_ok++;
-		if (fstest_exists(leaf) && !(kind == REMOVE_SWEEP && sweep_unfinished != 0))
+		if (fsfx_exists(leaf) && !(kind == REMOVE_SWEEP && sweep_unfinished != 0))
 			violation("success claimed, tree still there", what, "%s exists", leaf);
 	}
 	check_fds(fx, what);
 	/* idempotent: a clean re-run finishes the job */
 	rv = extc_tree_remove_job(&fx->cfg, &fx->pol, USER_UID, JOBID, &rep, why, sizeof(why));
-	if (rv != 0 || fstest_exists(leaf))
+	if (rv != 0 || fsfx_exists(leaf))
 		violation("clean re-run does not finish", what, "%s", why);
 	check_fds(fx, what);
 }
@@ -721,14 +721,14 @@ static void hook_swap_after_mkdir(enum fault_fn fn, int dirfd, const char *name,
 static void test_seam_mkdir_then_swap_for_symlink(void **state)
 {
 	struct fx *fx = *state;
-	struct fstest_sentinel sent;
+	struct fsfx_sentinel sent;
 	static const char *const levels[] = { "base", "4242", "77", "0", "site_tool_cache" };
 	char leaf[PATH_MAX], why[1024], p[PATH_MAX];
 	struct swap_hook h;
 	size_t i;
 
-	fmt(p, sizeof(p), "%s/victim", fx->root);
-	assert_int_equal(fstest_sentinel_dir(&sent, p, 0755, USER_UID, USER_GID), 0);
+	fmt(p, sizeof(p), "%s/victim", fx->fs.root);
+	assert_int_equal(fsfx_sentinel_dir(&sent, p, 0755, USER_UID, USER_GID), 0);
 	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
 		struct stat st;
 		int hold = -1, rv;
@@ -736,8 +736,8 @@ static void test_seam_mkdir_then_swap_for_symlink(void **state)
 		reset_tree(fx);
 		memset(&h, 0, sizeof(h));
 		h.match = levels[i];
-		fmt(h.away, sizeof(h.away), "%s/away", fx->root);
-		fmt(h.target, sizeof(h.target), "%s/victim", fx->root);
+		fmt(h.away, sizeof(h.away), "%s/away", fx->fs.root);
+		fmt(h.target, sizeof(h.target), "%s/victim", fx->fs.root);
 		fault.hook = hook_swap_after_mkdir;
 		fault.hook_arg = &h;
 		fault_arm(FF_MKDIRAT, 0, 0, false);
@@ -754,7 +754,7 @@ static void test_seam_mkdir_then_swap_for_symlink(void **state)
 			print_error("unexpected reason: %s\n", why);
 			fail();
 		}
-		assert_true(fstest_sentinel_intact(&sent));
+		assert_true(fsfx_sentinel_intact(&sent));
 		/* the fresh directory moved away was never handed to the user */
 		assert_int_equal(lstat(h.away, &st), 0);
 		assert_true(S_ISDIR(st.st_mode));
@@ -806,7 +806,7 @@ static void test_seam_entries_vanish_after_readdir(void **state)
 		fail();
 	}
 	assert_int_equal(rep.failed, 0);
-	assert_false(fstest_exists(leaf));
+	assert_false(fsfx_exists(leaf));
 	check_fds(fx, "vanish");
 }
 

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash source-path=SCRIPTDIR
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Shared set-up for the integration suites: the lab cluster with ext_cache.so
 # loaded, and small helpers to run jobs as the test user and look at nodes.
@@ -15,6 +15,7 @@ ITEST_TOP=$(cd "$ITEST_DIR/../.." && pwd)
 # The plugin under test: the build tree's, unless EXTC_PLUGIN names another.
 ITEST_PLUGIN=${EXTC_PLUGIN:-$ITEST_TOP/.libs/ext_cache.so}
 # Node-local base: /var/tmp is private to every lab node.
+# shellcheck disable=SC2034  # read by the suites that source this file
 ITEST_BASE=/var/tmp/ext-cache
 
 itest_begin() {
@@ -33,7 +34,9 @@ itest_begin() {
     LAB_SLURM_CONF_EXTRA=${LAB_SLURM_CONF_EXTRA:-SlurmdDebug=verbose}
     lab_setup || { t_fail "lab setup" "lab_setup failed"; t_summary; exit 1; }
     lab_install_plugin "$ITEST_PLUGIN" || { t_fail "lab setup" "cannot install plugin"; t_summary; exit 1; }
+    # shellcheck disable=SC2034  # read by the suites that source this file
     ITEST_UID=$(id -u "$LAB_USER")
+    # shellcheck disable=SC2034  # read by the suites that source this file
     ITEST_GID=$(id -g "$LAB_USER")
 }
 
@@ -95,6 +98,19 @@ itest_sbatch() {
         t_fail "job $id ($script) completed" "state $state; output: $(cat "$LAB/work/$id.out" 2>/dev/null)"
         return 1
     fi
+}
+
+# itest_poll SECONDS CMD...: run CMD every 0.1 s until it succeeds (rc 0), or
+# give up after SECONDS (rc 1): how a suite waits for a condition, never a
+# fixed sleep standing in for one.
+itest_poll() {
+    local deadline
+    deadline=$(_lab_deadline "$1")
+    shift
+    until "$@"; do
+        _lab_past "$deadline" && return 1
+        sleep 0.1
+    done
 }
 
 itest_end() {

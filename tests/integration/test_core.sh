@@ -4,6 +4,7 @@
 # step per node, exported to every rank, gone after the step and the job;
 # modes, the environment form, the admin default, and refusal of bad input.
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 itest_begin
@@ -185,6 +186,7 @@ lab_assert_no_drain "no node drained after refused modes"
 # ---- a user squats the base on one node: that step fails or warns, no node drains ----
 itest_plugstack "required $LAB_PLUGIN base=/var/tmp/squatted"
 lab_node n2 setpriv --reuid="$LAB_USER" --regid="$ITEST_GID" --init-groups mkdir -m 777 /var/tmp/squatted
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 out=$(lab_user srun -N3 --ext-cache=local bash -c 'echo "$SLURMD_NODENAME ${SLURM_EXT_CACHE_DIR:-none}"' 2>&1)
 t_check "squatted base, --ext-cache=local: the step fails" test "$?" -ne 0
 itest_match "squatted base: the user is told which node and why" \
@@ -192,6 +194,7 @@ itest_match "squatted base: the user is told which node and why" \
 t_contains "squatted base: the message names the directory and the refusal" \
     "/var/tmp/squatted: owned by uid $ITEST_UID with mode 0777" "$out"
 itest_plugstack "required $LAB_PLUGIN base=/var/tmp/squatted default=local"
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 out=$(lab_user srun -N3 bash -c 'echo "$SLURMD_NODENAME ${SLURM_EXT_CACHE_DIR:-none}"' 2>&1)
 t_eq "squatted base, admin default only: the step goes on" 0 "$?"
 itest_match "squatted base, admin default only: n2 runs without the variables" "^n2 none$" "$out"

@@ -24,6 +24,7 @@
 # creating 100000 files soon after removing as many takes minutes. Hardlinked
 # sentinels live on that same tmpfs, as a hardlink must.
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 # debug: the epilog logs the pid of the emptier it starts
@@ -45,7 +46,7 @@ if ! lab_node $N mount -t tmpfs -o mode=1777,size=1g extc-deferred /var/tmp ||
     exit 1
 fi
 OTHER=nobody
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016  # expanded by the inner shell on the node
 lab_node $N bash -euc '
     u=$1 other=$2
     mkdir -m 0755 /tmp/extc-sentinel /tmp/extc-sentinel/sub
@@ -67,7 +68,7 @@ SENTINELS="/tmp/extc-sentinel /tmp/extc-sentinel/user-tmp /tmp/extc-sentinel/sub
 /var/tmp/extc-other/other-file /var/tmp/extc-user /var/tmp/extc-user/user-file"
 # owner, mode, link count, size, type and content digest of every sentinel
 sentinel_state() {
-    # shellcheck disable=SC2086,SC2016
+    # shellcheck disable=SC2086,SC2016  # $N is one word; the script is expanded on the node
     lab_node $N bash -c 'for p in "$@"; do
             printf "%s %s " "$p" "$(stat -c "%U:%G %a %h %s %F" "$p" 2>&1)"
             if [ -f "$p" ]; then md5sum <"$p"; else echo; fi
@@ -92,6 +93,20 @@ wait_trash_empty() {
         sleep 0.1
     done
     return 1
+}
+# no_spank_epilog_on_node: no process in $N's mount namespace runs
+# "slurmstepd spank epilog" (an epilog, or an emptier it started)
+no_spank_epilog_on_node() {
+    local ns p argv
+    ns=$(readlink "/proc/$(cat "$LAB/run/lab-slurmd-$N.pid")/ns/mnt") || return 1
+    for p in /proc/[0-9]*; do
+        [ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] || continue
+        argv=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)
+        case $argv in
+            *" spank epilog"*) return 1 ;;
+        esac
+    done
+    return 0
 }
 # log_ms TIMESTAMP: "2026-11-22T05:24:50.531" -> ms since the epoch
 log_ms() {
@@ -216,7 +231,7 @@ t_check "the sibling job's cache exists on $N" lab_node $N test -f "$SIB/keep"
 HOLDER=
 hold_trash() {
     rm -f "$W/deferred.holder"
-    # shellcheck disable=SC2016
+    # shellcheck disable=SC2016  # expanded by the inner shell
     lab_node $N flock -x "$B/.trash" sh -c 'echo $$ >"$1"; exec sleep 300' _ "$W/deferred.holder" \
         >/dev/null 2>&1 &
     for _ in $(seq 100); do [ -s "$W/deferred.holder" ] && break; sleep 0.05; done
@@ -340,7 +355,9 @@ if [ -n "$killed" ]; then
     else
         t_fail "the leftovers are a part of the tree" "$left of $NFILES"
     fi
-    sleep 0.5
+    # only an epilog or an emptier it detached (both "slurmstepd spank epilog")
+    # removes from the trash: once none runs on the node, none is left to do it
+    t_check "no epilog or emptier runs on $N any more" itest_poll 30 no_spank_epilog_on_node
     t_eq "nothing empties the trash until the next epilog" "$left" "$(trash_files)"
 
     job_d=$(lab_user sbatch --parsable -N1 -n1 -w $N --ext-cache=local -o "$W/%j.out" --wrap "srun true")

@@ -15,6 +15,7 @@
 # Needs python3-torch, libtorch-dev, python3-dev, ninja-build, g++; a missing
 # one fails the suite.
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 EX=$ITEST_TOP/examples
@@ -22,8 +23,8 @@ CONF=$EX/plugstack.conf.d/ext-cache.conf
 SBATCH=train-deepspeed-style.sbatch
 SUITE_T0=$EPOCHREALTIME
 since() {
-    local a=${1/[.,]/} b=${EPOCHREALTIME/[.,]/}
-    printf '%d.%d' $(((b - a) / 1000000)) $(((b - a) % 1000000 / 100000))
+    local since_us=${1/[.,]/} now_us=${EPOCHREALTIME/[.,]/}
+    printf '%d.%d' $(((now_us - since_us) / 1000000)) $(((now_us - since_us) % 1000000 / 100000))
 }
 
 itest_begin
@@ -79,6 +80,7 @@ t_eq "ext-cache.conf: the plugin path is Slurm's PluginDir on Debian" \
     "$(lab_root scontrol show config | awk '$1 == "PluginDir" {print $3}')" "$(dirname "$path")"
 t_contains "loaded through include plugstack.conf.d/*.conf: srun --help lists --ext-cache" \
     "--ext-cache" "$(lab_user srun --help 2>&1)"
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 t_eq "default=off: a job that asks for nothing gets no cache" "unset" \
     "$(lab_user srun -N1 bash -c 'echo ${SLURM_EXT_CACHE_DIR:-unset}' 2>&1)"
 

@@ -7,18 +7,19 @@
 # that stops exactly the lab's processes (decoy processes that merely look
 # like Slurm must survive).  Must run as root.  Prints TAP-like lines and
 # ends with "N passed, M failed"; exit status non-zero on any failure.
+# shellcheck source-path=SCRIPTDIR
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=tests/integration/lib/assert.sh
+# shellcheck source=lib/assert.sh
 . "$HERE/lib/assert.sh"
-# shellcheck source=tests/integration/lib/cluster.sh
+# shellcheck source=lib/cluster.sh
 . "$HERE/lib/cluster.sh"
 
 T0=$EPOCHREALTIME
 elapsed() { # elapsed SINCE -> seconds with 2 decimals
-    local a=${1/[.,]/} b=${EPOCHREALTIME/[.,]/}
-    printf '%d.%02d' $(((b - a) / 1000000)) $(((b - a) % 1000000 / 10000))
+    local since_us=${1/[.,]/} now_us=${EPOCHREALTIME/[.,]/}
+    printf '%d.%02d' $(((now_us - since_us) / 1000000)) $(((now_us - since_us) % 1000000 / 10000))
 }
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -60,15 +61,33 @@ start_decoys() {
         </dev/null >/dev/null 2>&1 &
     DECOY_PIDS+=($!)
     # a "slurmstepd" in a private mount namespace with a node-like /tmp
-    # shellcheck disable=SC2016
+    # shellcheck disable=SC2016  # expanded by the inner shell
     unshare -m --propagation private -- bash -c \
         'mount --bind "$1/nodes/n1/tmp" /tmp && exec "$1/slurmstepd" 900' decoy "$DECOY_DIR" \
         </dev/null >/dev/null 2>&1 &
     DECOY_PIDS+=($!)
     local p
     for p in "${DECOY_PIDS[@]}"; do disown "$p" 2>/dev/null; done
-    sleep 0.2 # let unshare/setpriv exec
+    # the teardown must meet each decoy as what it looks like: wait until
+    # unshare, setpriv, env and the forking shells have exec'd it
+    local deadline
+    deadline=$(_lab_deadline 10)
+    until decoys_execd; do
+        _lab_past "$deadline" && { echo "decoys not started in 10 s"; return 1; }
+        sleep 0.05
+    done
     return 0
+}
+# decoys_execd: every decoy runs its final program (the comm the teardown sees)
+decoys_execd() {
+    local p comm
+    for p in "${DECOY_PIDS[@]}"; do
+        comm=$(cat "/proc/$p/comm" 2>/dev/null) || return 1
+        case $comm in
+            slurmstepd | slurmd | munged | srun | sleep) ;;
+            *) return 1 ;;
+        esac
+    done
 }
 decoys_alive() {
     local p dead=''
@@ -197,10 +216,12 @@ remember_node_ns
 out=$(lab_user srun -Q -N3 printenv SLURMD_NODENAME 2>&1)
 t_eq "srun -N3 printenv SLURMD_NODENAME" "n1 n2 n3" "$(sort <<<"$out" | paste -sd' ')"
 
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 out=$(lab_user srun -Q -N1 bash -c 'echo "$(id -un) $(id -u) $HOME"' 2>&1)
 t_eq "job runs as $LAB_USER" "$LAB_USER $(id -u "$LAB_USER") $(_lab_user_home)" "$out"
 
 # --- lab_user's environment ----------------------------------------------------
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 out=$(LEAKY_VAR=1 lab_user bash -c 'echo "${LEAKY_VAR-unset} $SLURM_CONF $PWD"' 2>&1)
 t_eq "lab_user env is clean, SLURM_CONF set, cwd work dir" "unset $LAB_CONF $LAB/work" "$out"
 out=$(SLURM_EXT_CACHE=probe-value LAB_PASS_ENV="SLURM_EXT_CACHE" \
@@ -231,6 +252,7 @@ rm -f "$LAB/lib/copy-probe.so"
 # "file not there".
 seen() {
     local path=${*: -1}
+    # shellcheck disable=SC2016  # expanded by the inner shell
     "${@:1:$#-1}" sh -c 'if test -e "$1"; then echo seen; else echo unseen; fi' sh "$path" 2>&1
 }
 probe=lab-probe-$$-$RANDOM

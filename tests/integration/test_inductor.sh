@@ -24,14 +24,15 @@
 # Needs python3-torch, libtorch-dev, python3-dev and g++; missing ones fail
 # the suite, they are never skipped.
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 PY=/usr/bin/python3
 RUN_TIMEOUT=${EXTC_RUN_TIMEOUT:-900}
 SUITE_T0=$EPOCHREALTIME
 since() {
-    local a=${1/[.,]/} b=${EPOCHREALTIME/[.,]/}
-    printf '%d.%d' $(((b - a) / 1000000)) $(((b - a) % 1000000 / 100000))
+    local since_us=${1/[.,]/} now_us=${EPOCHREALTIME/[.,]/}
+    printf '%d.%d' $(((now_us - since_us) / 1000000)) $(((now_us - since_us) % 1000000 / 100000))
 }
 
 itest_begin
@@ -58,11 +59,13 @@ HAS_COMPILE=$(lab_user "$PY" -c 'import torch; print(int(hasattr(torch, "compile
 t_note "torch $TORCH_VERSION"
 
 rm -rf "$LAB/work/torch"
-cp -r "$ITEST_DIR/torch" "$LAB/work/torch" && chmod -R a+rX,go-w "$LAB/work/torch" ||
-    { t_fail "copy helpers to $LAB/work" "cp failed"; itest_end; exit 1; }
+if ! { cp -r "$ITEST_DIR/torch" "$LAB/work/torch" && chmod -R a+rX,go-w "$LAB/work/torch"; }; then
+    t_fail "copy helpers to $LAB/work" "cp failed"; itest_end; exit 1
+fi
 
 itest_cluster "base=$ITEST_BASE" || { t_fail "cluster start" "see logs"; itest_end; exit 1; }
 LAB_T0=$EPOCHREALTIME
+# shellcheck disable=SC2016  # an awk program: $i is awk's field
 KV='function kv(  i, k) { delete F; for (i = 2; i <= NF; i++) { k = index($i, "="); F[substr($i, 1, k - 1)] = substr($i, k + 1) } }'
 rfield() { awk "$KV"' { kv(); print F["'"$1"'"] }' <<<"$RES"; }
 
@@ -249,11 +252,14 @@ for n in $(lab_nodes); do
     t_note "  slurmd $n: $(grep -ah "ext-cache: job ${j1:-none} .*published" "$(lab_log "$n")" | tail -n1 | sed 's/.*ext-cache: //')"
 done
 t_eq "2: no publish error" "" "$(slurmd_lines "${j1:-none}" | grep -i 'error')"
-t_note "  DIR/torchinductor: $(ls -A "$PUB/torchinductor" 2>&1 | paste -sd' ' -)"
+t_note "  DIR/torchinductor: $(find "$PUB/torchinductor" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>&1 | sort | paste -sd' ' -)"
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 t_check "2: DIR holds FX-graph entries (torchinductor/fxgraph/)" \
     bash -c '[ -n "$(find "$0/torchinductor/fxgraph" -type f 2>/dev/null)" ]' "$PUB"
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 t_check "2: DIR holds AOT-autograd entries (torchinductor/aotautograd/)" \
     bash -c '[ -n "$(find "$0/torchinductor/aotautograd" -type f 2>/dev/null)" ]' "$PUB"
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 t_check "2: DIR holds the generated .cpp and its .so" \
     bash -c '[ -n "$(find "$0/torchinductor" -name "*.cpp")" ] && [ -n "$(find "$0/torchinductor" -name "*.so")" ]' "$PUB"
 t_eq "2: no 'locks' anywhere in DIR (Inductor's locks/ directory is not published)" "" \

@@ -12,6 +12,7 @@
 #      node drains; before 25.05 Slurm has no choice to offer and drains.
 # Prints ok/not ok lines and "N passed, M failed".
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 itest_begin

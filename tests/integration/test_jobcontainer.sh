@@ -4,6 +4,7 @@
 # a base under /var/tmp is untouched by it, and a base under /tmp ends up
 # inside the job's private /tmp, made in the job's mount namespace.
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 itest_begin

@@ -5,6 +5,7 @@
 # task and slurmstepd), a crashed slurmd, user-set variables, and failure
 # semantics node by node. After every case no node is drained.
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 itest_begin
@@ -48,10 +49,18 @@ nothing_left "with an extern step: nothing left after the job"
 ext=$(grep -h 'ext-cache:.*extern' "$LAB"/log/slurmd-n*.log | head -3)
 t_eq "the extern step made no directory and logged nothing" "" "$ext"
 
-job=$(lab_user sbatch --parsable -N2 --ext-cache=job -o "$LAB/work/%j.out" --wrap "sleep 4")
-sleep 1.5
+# The batch step says where it runs once its directory exists, then holds
+# the job until the test has looked (bounded: it ends by itself after 60 s).
+job=$(lab_user sbatch --parsable -N2 --ext-cache=job -o "$LAB/work/%j.out" --wrap \
+    "echo \$SLURMD_NODENAME \$SLURM_EXT_CACHE_DIR >$LAB/work/running.\$SLURM_JOB_ID
+    for _ in \$(seq 600); do [ -e $LAB/work/release.\$SLURM_JOB_ID ] && break; sleep 0.1; done")
+itest_poll 60 test -s "$LAB/work/running.$job"
+read -r batch_node batch_dir <"$LAB/work/running.$job" 2>/dev/null
+t_eq "a job-mode batch job runs, in <job>/job" "$B/$ITEST_UID/$job/job" "${batch_dir:-not started}"
+t_check "... and its directory exists on its node" lab_node "${batch_node:-n1}" test -d "$B/$ITEST_UID/$job/job"
 t_eq "while a job-mode batch job runs, the extern step adds no directory" "" \
-    "$(lab_node n1 find "$B/$ITEST_UID/$job" -maxdepth 1 -name 'extern*' 2>/dev/null)"
+    "$(lab_node "${batch_node:-n1}" find "$B/$ITEST_UID/$job" -maxdepth 1 -name 'extern*' 2>&1)"
+touch "$LAB/work/release.$job"
 lab_wait_job "$job" 30 >/dev/null
 nothing_left "job mode with extern step: nothing left"
 
@@ -97,16 +106,23 @@ cat >"$LAB/work/overlap.sh" <<'JOB'
 #!/bin/bash
 #SBATCH -N1 -w n1
 #SBATCH --ext-cache=local
-srun --overlap -n1 bash -c 'mkdir -p $TORCH_EXTENSIONS_DIR && touch $TORCH_EXTENSIONS_DIR/long; sleep 4' &
-sleep 1
+# the long step runs until the checks are done (at most 60 s); the short one
+# starts only once the long one has made its file
+W=$SLURM_SUBMIT_DIR/overlap.$SLURM_JOB_ID
+srun --overlap -n1 bash -c 'mkdir -p $TORCH_EXTENSIONS_DIR && touch $TORCH_EXTENSIONS_DIR/long
+    touch $1.long; for _ in $(seq 600); do [ -e $1.checked ] && break; sleep 0.1; done' _ "$W" &
+for _ in $(seq 600); do [ -e "$W.long" ] && break; sleep 0.1; done
+echo "LONG $(test -e "$W.long" && echo running || echo "never started")"
 srun --overlap -n1 bash -c 'mkdir -p $TORCH_EXTENSIONS_DIR && touch $TORCH_EXTENSIONS_DIR/short'
 srun --overlap -n1 bash -c 'j=$(dirname $SLURM_EXT_CACHE_DIR)
     echo "STEP0 $(test -e $j/0/torch_extensions/long && echo present || echo gone)"
     echo "STEP1 $(test -e $j/1 && echo present || echo gone)"'
+touch "$W.checked"
 wait
 JOB
 if itest_sbatch job overlap.sh; then
     out=$(cat "$LAB/work/$job.out")
+    itest_match "the long step was running when the short step started" "^LONG running$" "$out"
     itest_match "a long step's directory stays while a short step of the job ends" "^STEP0 present$" "$out"
     itest_match "the short local step's directory is gone when it ends" "^STEP1 gone$" "$out"
 fi
@@ -138,10 +154,10 @@ out=$(TORCH_EXTENSIONS_DIR=/home/$LAB_USER/prebuilt LAB_PASS_ENV=TORCH_EXTENSION
     lab_user srun -N1 -w n1 --ext-cache=local "$LAB/work/show.sh" 2>&1)
 itest_match "--ext-cache=local: the user's TORCH_EXTENSIONS_DIR is replaced" \
     "^SHOW n1 0 $B/$ITEST_UID/[0-9]+/0 $B/$ITEST_UID/[0-9]+/0/torch_extensions$" "$out"
-sleep 0.3
-itest_match "--ext-cache=local: a verbose log line says it was replaced" \
-    "ext-cache: job [0-9]+ step 0: TORCH_EXTENSIONS_DIR: replaced the value the user set" \
-    "$(cat "$(lab_log n1)")"
+# slurmd may write the line just after srun returns
+replaced_re="ext-cache: job [0-9]+ step 0: TORCH_EXTENSIONS_DIR: replaced the value the user set"
+itest_poll 10 grep -qE "$replaced_re" "$(lab_log n1)"
+itest_match "--ext-cache=local: a verbose log line says it was replaced" "$replaced_re" "$(cat "$(lab_log n1)")"
 cat >"$LAB/work/inherit.sh" <<'JOB'
 #!/bin/bash
 #SBATCH -N1
@@ -193,7 +209,8 @@ survivor_dir=$(cat "$LAB/work/survivor.$job" 2>/dev/null)
 victim_pid=$(pgrep -f "slurmstepd: \[$job.$victim_step\]" | head -1)
 t_check "a slurmstepd of the job was found" test -n "$victim_pid"
 [ -n "$victim_pid" ] && kill -9 "$victim_pid"
-sleep 0.5
+# what is asserted next holds once that slurmstepd is dead: no exit hook of it can run any more
+t_check "the SIGKILLed slurmstepd is gone" itest_poll 10 test ! -e "/proc/${victim_pid:-0}"
 t_check "SIGKILLed slurmstepd: its directory stays until the epilog (no exit hook ran)" \
     lab_node n2 test -d "$B/$ITEST_UID/$job/$victim_step"
 t_check "SIGKILLed slurmstepd: the other step's directory is untouched while it runs" \
@@ -242,6 +259,7 @@ nothing_left "requeue: nothing left"
 lab_assert_no_drain "no drain: requeue"
 
 # ---- a crashed slurmd: leftovers of gone jobs are swept, a running job's kept ----------
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 job=$(lab_user sbatch --parsable -N1 -w n1 --ext-cache=job -o /dev/null \
     --wrap 'srun bash -c "touch \$SLURM_SUBMIT_DIR/started.\$SLURM_JOB_ID; sleep 12"')
 for _ in $(seq 200); do [ -e "$LAB/work/started.$job" ] && break; sleep 0.1; done
@@ -309,6 +327,7 @@ lab_node n1 mkdir -p /var/tmp/full
 lab_node n1 mount -t tmpfs -o size=64k,nr_inodes=64,mode=1777 tmpfs /var/tmp/full
 # tmpfs directories cost inodes, not blocks: use up both
 lab_node n1 dd if=/dev/zero of=/var/tmp/full/filler bs=4k count=100 2>/dev/null
+# shellcheck disable=SC2016  # expanded by the inner shell
 lab_node n1 bash -c 'i=0; while touch /var/tmp/full/f$i 2>/dev/null && [ $i -lt 1000 ]; do i=$((i + 1)); done' 
 itest_plugstack "required $LAB_PLUGIN base=/var/tmp/full/ext-cache"
 out=$(lab_user srun -N1 -w n1 --ext-cache=local "$LAB/work/show.sh" 2>&1)

@@ -13,13 +13,14 @@
 #     compiles the new one.
 # Missing numba fails the suite; it is never skipped.
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 PY=/usr/bin/python3
 SUITE_T0=$EPOCHREALTIME
 since() {
-    local a=${1/[.,]/} b=${EPOCHREALTIME/[.,]/}
-    printf '%d.%d' $(((b - a) / 1000000)) $(((b - a) % 1000000 / 100000))
+    local since_us=${1/[.,]/} now_us=${EPOCHREALTIME/[.,]/}
+    printf '%d.%d' $(((now_us - since_us) / 1000000)) $(((now_us - since_us) % 1000000 / 100000))
 }
 
 itest_begin
@@ -99,6 +100,7 @@ rm -rf -- "$HOME_NUMBA"
 
 itest_cluster "base=$ITEST_BASE" || { t_fail "cluster start" "see logs"; itest_end; exit 1; }
 
+# shellcheck disable=SC2016  # an awk program: $i is awk's field
 KV='function kv(  i, k) { delete F; for (i = 2; i <= NF; i++) { k = index($i, "="); F[substr($i, 1, k - 1)] = substr($i, k + 1) } }'
 # run SRUN-ARGS... -- CMD: as the user; sets OUT, RES, RC, SECS
 run() {

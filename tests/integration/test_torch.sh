@@ -13,6 +13,7 @@
 # printed, never asserted.  Needs python3-torch, libtorch-dev, python3-dev,
 # ninja-build and g++; missing ones fail the suite, they are never skipped.
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 PY=/usr/bin/python3
@@ -23,8 +24,8 @@ SUITE_T0=$EPOCHREALTIME
 
 # seconds since an $EPOCHREALTIME value, 1 decimal
 since() {
-    local a=${1/[.,]/} b=${EPOCHREALTIME/[.,]/}
-    printf '%d.%d' $(((b - a) / 1000000)) $(((b - a) % 1000000 / 100000))
+    local since_us=${1/[.,]/} now_us=${EPOCHREALTIME/[.,]/}
+    printf '%d.%d' $(((now_us - since_us) / 1000000)) $(((now_us - since_us) % 1000000 / 100000))
 }
 
 itest_begin
@@ -54,8 +55,9 @@ fi
 # may sit under /tmp, which nodes hide).  Root-owned: the header is a
 # "package" the user cannot change.
 rm -rf "$LAB/work/torch"
-cp -r "$TORCH_SRC" "$LAB/work/torch" && chmod -R a+rX,go-w "$LAB/work/torch" ||
-    { t_fail "copy helpers to $LAB/work" "cp failed"; itest_end; exit 1; }
+if ! { cp -r "$TORCH_SRC" "$LAB/work/torch" && chmod -R a+rX,go-w "$LAB/work/torch"; }; then
+    t_fail "copy helpers to $LAB/work" "cp failed"; itest_end; exit 1
+fi
 HEADER=$LAB/work/torch/include/extc_version.h
 set_header() { # set_header VERSION MTIME: the "package" header, with an old mtime
     sed -i "s/^#define EXTC_OP_VERSION .*/#define EXTC_OP_VERSION $1/" "$HEADER" &&
@@ -94,6 +96,7 @@ run_ext() {
 }
 
 # awk prelude: kv() loads the RESULT line's key=value fields into F[].
+# shellcheck disable=SC2016  # an awk program: $i is awk's field
 KV='function kv(  i, k) { delete F; for (i = 2; i <= NF; i++) { k = index($i, "="); F[substr($i, 1, k - 1)] = substr($i, k + 1) } }'
 
 # rfield KEY: the KEY field of every RESULT line in $RES, one per line.
@@ -199,17 +202,21 @@ S1_FIG="wall ${SECS}s; $(summary)"
 # does.  (Killing only python is not enough: ninja and the compiler, in their
 # own process group, go on and finish the build while the step waits for them.)
 kill_build() {
-    local pid pids i
+    local pid pids
     pid=$(lab_procs | awk -v n="$1" '$2 == "ns" && $3 == n && $4 == "python3" {print $1; exit}')
     [ -n "$pid" ] || { t_fail "kill the building rank on $1" "no python3 process found"; return 1; }
     kill -KILL "$pid"
-    for i in 1 2 3; do
+    for _ in 1 2 3; do
         pids=$(lab_procs | awk -v n="$1" '$2 == "ns" && $3 == n && $4 ~ /^(ninja|c\+\+|g\+\+|cc1plus|as|ld|collect2)$/ {print $1}')
         [ -n "$pids" ] || break
-        # shellcheck disable=SC2086
+        # shellcheck disable=SC2086  # a list of pids, split into words on purpose
         kill -KILL $pids 2>/dev/null
         sleep 0.2
     done
+}
+# compiling_on NODE: a compiler (cc1plus) started by this suite runs on NODE
+compiling_on() {
+    [ -n "$(lab_procs | awk -v n="$1" '$2 == "ns" && $3 == n && $4 == "cc1plus" {print $1; exit}')" ]
 }
 clean_home
 # A real killed build: start one without the plugin, wait until torch has
@@ -226,7 +233,7 @@ for _ in $(seq 600); do
     [ -e "$lock" ] && break
     sleep 0.1
 done
-sleep 3 # the compiler is running
+t_check "s2: the build to kill took torch's lock and runs the compiler" itest_poll 120 compiling_on n1
 killed_job=$(lab_root squeue -h -n killed-build -o %A)
 kill_build n1
 wait "$killed_pid"
@@ -297,7 +304,7 @@ for _ in $(seq 600); do
 done
 t_check "s2 with the plugin: a build killed the same way had its lock in the private directory" \
     lab_node n1 test -e "$ITEST_BASE/$ITEST_UID/${killed_job:-none}/0/torch_extensions/extc_s2/lock"
-sleep 3
+t_check "s2 with the plugin: ... and runs the compiler" itest_poll 120 compiling_on n1
 kill_build n1
 wait "$killed_pid"
 lab_wait_idle 30 >/dev/null

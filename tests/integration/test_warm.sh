@@ -18,14 +18,15 @@
 # Needs python3-torch, libtorch-dev, python3-dev, ninja-build and g++; missing
 # ones fail the suite, they are never skipped.  Two rounds of builds: ~3 min.
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 PY=/usr/bin/python3
 RUN_TIMEOUT=${EXTC_RUN_TIMEOUT:-420}
 SUITE_T0=$EPOCHREALTIME
 since() {
-    local a=${1/[.,]/} b=${EPOCHREALTIME/[.,]/}
-    printf '%d.%d' $(((b - a) / 1000000)) $(((b - a) % 1000000 / 100000))
+    local since_us=${1/[.,]/} now_us=${EPOCHREALTIME/[.,]/}
+    printf '%d.%d' $(((now_us - since_us) / 1000000)) $(((now_us - since_us) % 1000000 / 100000))
 }
 
 itest_begin
@@ -43,9 +44,10 @@ fi
 
 # Sources and the compiler wrapper in $LAB/work (every node sees it), root-owned.
 rm -rf "$LAB/work/torch" "$LAB/work/bin"
-cp -r "$ITEST_DIR/torch" "$LAB/work/torch" && chmod -R a+rX,go-w "$LAB/work/torch" &&
-    mkdir -p "$LAB/work/bin" ||
-    { t_fail "copy helpers to $LAB/work" "cp failed"; itest_end; exit 1; }
+if ! { cp -r "$ITEST_DIR/torch" "$LAB/work/torch" && chmod -R a+rX,go-w "$LAB/work/torch" &&
+    mkdir -p "$LAB/work/bin"; }; then
+    t_fail "copy helpers to $LAB/work" "cp failed"; itest_end; exit 1
+fi
 # torch writes $CXX into build.ninja: the wrapper's path must be the same in
 # every job, or ninja would rebuild for the changed command line.  It logs
 # compiles and links (they have -o), not torch's `$CXX -dumpversion`.
@@ -80,6 +82,7 @@ run_ext() {
     SECS=$(since "$t0")
     RES=$(grep '^RESULT ' <<<"$OUT")
 }
+# shellcheck disable=SC2016  # an awk program: $i is awk's field
 KV='function kv(  i, k) { delete F; for (i = 2; i <= NF; i++) { k = index($i, "="); F[substr($i, 1, k - 1)] = substr($i, k + 1) } }'
 rfield() { awk "$KV"' { kv(); print F["'"$1"'"] }' <<<"$RES"; }
 # per rank: node role compiled+linked version-ok
@@ -201,8 +204,10 @@ lab_wait_idle 30 >/dev/null
 # ==================================================================================
 itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE seed=$W/pub-%U-%%"
 lab_user ln -sfn "$PUB" "$W/pub-$LAB_USER-%"
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 srun_user out -N1 --ext-cache=local bash -c 'ls "$TORCH_EXTENSIONS_DIR"'
 t_eq "3: seed=$W/pub-%U-%% seeds a job that names no seed" "extc_w" "$out"
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 srun_user out -N1 --ext-cache=local --ext-cache-seed="$W/nonexistent" bash -c 'ls "$TORCH_EXTENSIONS_DIR"'
 t_contains "3: a seed the user names wins over the admin's, and a missing one is reported" \
     "--ext-cache-seed=$W/nonexistent: not seeded, the step goes on with an empty cache: cannot open it: No such file or directory" "$out"
@@ -227,6 +232,7 @@ lab_wait_idle 30 >/dev/null
 # ==================================================================================
 mkdir -p "$W/rootonly/torch_extensions/secret" && echo secret >"$W/rootonly/torch_extensions/secret/x.so" &&
     chown -R root:root "$W/rootonly" && chmod 0700 "$W/rootonly"
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 srun_user out -N1 --ext-cache=local --ext-cache-seed="$W/rootonly" bash -c 'ls -A "$SLURM_EXT_CACHE_DIR"; echo rc=$?'
 t_contains "5: refused with a message on the user's terminal" \
     "error: ext-cache: job" "$out"
@@ -240,6 +246,7 @@ t_eq "5: the step ran with an empty cache (nothing of root's was copied)" "torch
 # 6. seed_max= exceeded
 # ==================================================================================
 itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE seed_max=4K"
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 srun_user out -N1 --ext-cache=local --ext-cache-seed="$PUB" bash -c 'ls -A "$SLURM_EXT_CACHE_DIR"; echo rc=$?'
 size=$(du -sb --apparent-size "$PUB/torch_extensions" | cut -f1)
 t_contains "6: refused with both sizes named" "not seeded, the step goes on with an empty cache: it holds " "$out"
@@ -258,6 +265,7 @@ t_note "  (the seed's torch_extensions: $size bytes)"
 srun_user out -N1 --ext-cache=local --ext-cache-seed=relative/dir true
 t_contains "7: a relative seed is refused by srun" \
     "--ext-cache-seed=relative/dir: not an absolute path: give an absolute directory path" "$out"
+# shellcheck disable=SC2016  # expanded by the job's or inner shell, not here
 t_check "7: ... before anything was submitted (srun failed, no job ran)" bash -c '! grep -q "job [0-9]" <<<"$0"' "$out"
 out=$(SLURM_EXT_CACHE_PUBLISH=rel LAB_PASS_ENV="$PASS SLURM_EXT_CACHE_PUBLISH" lab_user srun -N1 true 2>&1)
 t_contains "7: SLURM_EXT_CACHE_PUBLISH=rel is refused by srun" "SLURM_EXT_CACHE_PUBLISH=rel: not an absolute path" "$out"

@@ -25,67 +25,38 @@
 
 #include "fs_ident.h"
 #include "fs_remove.h"
-#include "fstest.h"
+#include "fsfixture.h"
 #include "strassert.h"
 
 #define USER_UID 4242
 #define USER_GID 4243
 
-/* Every test: its own directory, and the descriptor count it must end with. */
-struct fx {
-	char root[PATH_MAX];
-	int rootfd;
-	int fds;
-	bool nofile_changed;
-	unsigned long old_nofile;
-	int nmounts;
-	char mounts[4][PATH_MAX];
-	char immutable[PATH_MAX];
-};
-
+/* Every test: its own directory and the descriptor count it must end with (struct fsfx). */
 static int setup(void **state)
 {
-	struct fx *fx = calloc(1, sizeof(*fx));
+	struct fsfx *fx = calloc(1, sizeof(*fx));
 
-	if (fx == NULL || fstest_tmpdir(fx->root, sizeof(fx->root)) < 0)
-		return (-1);
-	fx->rootfd = open(fx->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fx->rootfd < 0)
-		return (-1);
-	fx->fds = fstest_fd_count();
 	*state = fx;
-	return (0);
+	return (fx == NULL ? -1 : fsfx_setup(fx, 0700));
 }
 
 static int teardown(void **state)
 {
-	struct fx *fx = *state;
-	int rv = 0;
-	int i;
+	struct fsfx *fx = *state;
+	int rv = fsfx_teardown(fx);
 
-	if (fx->nofile_changed && fstest_set_nofile(fx->old_nofile, NULL) < 0)
-		rv = -1;
-	for (i = fx->nmounts - 1; i >= 0; i--)
-		fstest_umount(fx->mounts[i]);
-	if (fx->immutable[0] != '\0')
-		fstest_set_immutable_at(AT_FDCWD, fx->immutable, false);
-	close(fx->rootfd);
-	if (fstest_rmrf(fx->root) < 0) {
-		fprintf(stderr, "could not clean up %s\n", fx->root);
-		rv = -1;
-	}
 	free(fx);
 	return (rv);
 }
 
-static const char *path_of(struct fx *fx, char *buf, const char *rel)
+static const char *path_of(struct fsfx *fx, char *buf, const char *rel)
 {
-	return (fstest_join(buf, PATH_MAX, fx->root, rel));
+	return (fsfx_path(fx, buf, rel));
 }
 
-static void assert_no_fd_leak(struct fx *fx)
+static void assert_no_fd_leak(struct fsfx *fx)
 {
-	assert_int_equal(fstest_fd_count(), fx->fds);
+	assert_int_equal(fsfx_fd_count(), fx->fds);
 }
 
 static void assert_clean_report(const struct extc_rm_report *r, uint64_t removed)
@@ -97,7 +68,7 @@ static void assert_clean_report(const struct extc_rm_report *r, uint64_t removed
 	assert_null(r->stopped);
 }
 
-static void do_mkdir(struct fx *fx, const char *rel, mode_t mode)
+static void do_mkdir(struct fsfx *fx, const char *rel, mode_t mode)
 {
 	char p[PATH_MAX];
 
@@ -105,38 +76,33 @@ static void do_mkdir(struct fx *fx, const char *rel, mode_t mode)
 	assert_int_equal(chmod(p, mode), 0);	/* whatever the umask */
 }
 
-static void do_file(struct fx *fx, const char *rel, const char *content, mode_t mode)
+static void do_file(struct fsfx *fx, const char *rel, const char *content, mode_t mode)
 {
-	assert_int_equal(fstest_write_at(fx->rootfd, rel, content, mode), 0);
+	assert_int_equal(fsfx_write_at(fx->rootfd, rel, content, mode), 0);
 }
 
-static void do_symlink(struct fx *fx, const char *target, const char *rel)
+static void do_symlink(struct fsfx *fx, const char *target, const char *rel)
 {
 	assert_int_equal(symlinkat(target, fx->rootfd, rel), 0);
 }
 
-static void do_bind(struct fx *fx, const char *src_rel, const char *dst_rel)
+static void do_bind(struct fsfx *fx, const char *src_rel, const char *dst_rel)
 {
 	char src[PATH_MAX], dst[PATH_MAX];
 
-	path_of(fx, src, src_rel);
-	path_of(fx, dst, dst_rel);
-	if (fstest_bind(src, dst) < 0) {
-		print_error("mount --bind %s %s: %s (these tests need root)\n", src, dst,
-			    strerror(errno));
+	if (fsfx_bind_at(fx, src_rel, dst_rel) < 0) {
+		print_error("mount --bind %s %s: %s (these tests need root)\n",
+			    path_of(fx, src, src_rel), path_of(fx, dst, dst_rel), strerror(errno));
 		fail();
 	}
-	strcpy(fx->mounts[fx->nmounts++], dst);
 }
 
-static void do_umount(struct fx *fx)
+static void do_umount(struct fsfx *fx)
 {
-	assert_true(fx->nmounts > 0);
-	assert_int_equal(fstest_umount(fx->mounts[fx->nmounts - 1]), 0);
-	fx->nmounts--;
+	assert_int_equal(fsfx_umount_last(fx), 0);
 }
 
-static int rm_at(struct fx *fx, const char *name, const struct extc_rm_limits *limits,
+static int rm_at(struct fsfx *fx, const char *name, const struct extc_rm_limits *limits,
 		 struct extc_rm_report *report)
 {
 	memset(report, 0x5a, sizeof(*report));	/* the call must fill every field */
@@ -151,8 +117,8 @@ static int rm_at(struct fx *fx, const char *name, const struct extc_rm_limits *l
  */
 static void test_removes_everything_and_follows_nothing(void **state)
 {
-	struct fx *fx = *state;
-	struct fstest_sentinel s_file, s_dir, s_etc, s_hl;
+	struct fsfx *fx = *state;
+	struct fsfx_sentinel s_file, s_dir, s_etc, s_hl;
 	struct extc_rm_report rep;
 	struct sockaddr_un sa;
 	char p[PATH_MAX], p2[PATH_MAX], longname[256];
@@ -161,13 +127,13 @@ static void test_removes_everything_and_follows_nothing(void **state)
 
 	do_mkdir(fx, "outside", 0755);
 	do_mkdir(fx, "outside/etc", 0755);
-	assert_int_equal(fstest_sentinel_file(&s_file, path_of(fx, p, "outside/file"), "precious\n",
+	assert_int_equal(fsfx_sentinel_file(&s_file, path_of(fx, p, "outside/file"), "precious\n",
 					      0640, USER_UID, USER_GID), 0);
-	assert_int_equal(fstest_sentinel_dir(&s_dir, path_of(fx, p, "outside/dir"), 0750, USER_UID,
+	assert_int_equal(fsfx_sentinel_dir(&s_dir, path_of(fx, p, "outside/dir"), 0750, USER_UID,
 					     USER_GID), 0);
-	assert_int_equal(fstest_sentinel_file(&s_etc, path_of(fx, p, "outside/etc/passwd"),
+	assert_int_equal(fsfx_sentinel_file(&s_etc, path_of(fx, p, "outside/etc/passwd"),
 					      "root:x:0:0::/root:/bin/sh\n", 0644, 0, 0), 0);
-	assert_int_equal(fstest_sentinel_file(&s_hl, path_of(fx, p, "outside/hl_target"), "linked\n",
+	assert_int_equal(fsfx_sentinel_file(&s_hl, path_of(fx, p, "outside/hl_target"), "linked\n",
 					      0600, USER_UID, USER_GID), 0);
 
 	do_mkdir(fx, "tree", 0755), made++;
@@ -229,18 +195,18 @@ static void test_removes_everything_and_follows_nothing(void **state)
 
 	assert_int_equal(rm_at(fx, "tree", NULL, &rep), 0);
 	assert_clean_report(&rep, made);
-	assert_false(fstest_exists_at(fx->rootfd, "tree"));
-	assert_true(fstest_sentinel_intact(&s_file));
-	assert_true(fstest_sentinel_intact(&s_dir));
-	assert_true(fstest_sentinel_intact(&s_etc));
-	assert_true(fstest_sentinel_intact(&s_hl));	/* link count back to 1 */
-	assert_int_equal(fstest_count_entries_at(fx->rootfd, "outside"), 4);
+	assert_false(fsfx_exists_at(fx->rootfd, "tree"));
+	assert_true(fsfx_sentinel_intact(&s_file));
+	assert_true(fsfx_sentinel_intact(&s_dir));
+	assert_true(fsfx_sentinel_intact(&s_etc));
+	assert_true(fsfx_sentinel_intact(&s_hl));	/* link count back to 1 */
+	assert_int_equal(fsfx_count_entries_at(fx->rootfd, "outside"), 4);
 	assert_no_fd_leak(fx);
 }
 
 static void test_missing_name_is_success(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 
 	assert_int_equal(rm_at(fx, "never-made", NULL, &rep), 0);
@@ -254,13 +220,13 @@ static void test_missing_name_is_success(void **state)
 
 static void test_top_level_symlink_removes_only_the_link(void **state)
 {
-	struct fx *fx = *state;
-	struct fstest_sentinel s_dir, s_file;
+	struct fsfx *fx = *state;
+	struct fsfx_sentinel s_dir, s_file;
 	struct extc_rm_report rep;
 	char p[PATH_MAX];
 
-	assert_int_equal(fstest_sentinel_dir(&s_dir, path_of(fx, p, "target"), 0755, 0, 0), 0);
-	assert_int_equal(fstest_sentinel_file(&s_file, path_of(fx, p, "target_file"), "t\n", 0644,
+	assert_int_equal(fsfx_sentinel_dir(&s_dir, path_of(fx, p, "target"), 0755, 0, 0), 0);
+	assert_int_equal(fsfx_sentinel_file(&s_file, path_of(fx, p, "target_file"), "t\n", 0644,
 					      0, 0), 0);
 	do_symlink(fx, path_of(fx, p, "target"), "link");
 	do_symlink(fx, "target/", "link_slash");
@@ -272,17 +238,17 @@ static void test_top_level_symlink_removes_only_the_link(void **state)
 	assert_clean_report(&rep, 1);
 	assert_int_equal(rm_at(fx, "link_file", NULL, &rep), 0);
 	assert_clean_report(&rep, 1);
-	assert_false(fstest_exists_at(fx->rootfd, "link"));
-	assert_false(fstest_exists_at(fx->rootfd, "link_slash"));
-	assert_false(fstest_exists_at(fx->rootfd, "link_file"));
-	assert_true(fstest_sentinel_intact(&s_dir));
-	assert_true(fstest_sentinel_intact(&s_file));
+	assert_false(fsfx_exists_at(fx->rootfd, "link"));
+	assert_false(fsfx_exists_at(fx->rootfd, "link_slash"));
+	assert_false(fsfx_exists_at(fx->rootfd, "link_file"));
+	assert_true(fsfx_sentinel_intact(&s_dir));
+	assert_true(fsfx_sentinel_intact(&s_file));
 	assert_no_fd_leak(fx);
 }
 
 static void test_top_level_file_and_special_files(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 
 	do_file(fx, "plain", "p", 0000);
@@ -292,19 +258,19 @@ static void test_top_level_file_and_special_files(void **state)
 	/* a FIFO is unlinked, never opened (opening it would block) */
 	assert_int_equal(rm_at(fx, "fifo", NULL, &rep), 0);
 	assert_clean_report(&rep, 1);
-	assert_int_equal(fstest_count_entries_at(fx->rootfd, "."), 0);
+	assert_int_equal(fsfx_count_entries_at(fx->rootfd, "."), 0);
 	assert_no_fd_leak(fx);
 }
 
 static void test_empty_directory(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 
 	do_mkdir(fx, "empty", 0000);
 	assert_int_equal(rm_at(fx, "empty", NULL, &rep), 0);
 	assert_clean_report(&rep, 1);
-	assert_false(fstest_exists_at(fx->rootfd, "empty"));
+	assert_false(fsfx_exists_at(fx->rootfd, "empty"));
 	assert_no_fd_leak(fx);
 }
 
@@ -314,44 +280,44 @@ static void test_empty_directory(void **state)
 
 static void test_deep_chain_default_budget(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 
-	assert_int_equal(fstest_chain_at(fx->rootfd, "deep", "d", DEEP, "leaf"), 0);
+	assert_int_equal(fsfx_chain_at(fx->rootfd, "deep", "d", DEEP, "leaf"), 0);
 	assert_int_equal(rm_at(fx, "deep", NULL, &rep), 0);
 	assert_clean_report(&rep, DEEP + 2);	/* top, DEEP levels, the file */
-	assert_false(fstest_exists_at(fx->rootfd, "deep"));
+	assert_false(fsfx_exists_at(fx->rootfd, "deep"));
 	assert_no_fd_leak(fx);
 }
 
 static void test_deep_chain_two_fds_and_low_rlimit(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_limits lim;
 	struct extc_rm_report rep;
 
-	assert_int_equal(fstest_chain_at(fx->rootfd, "deep", "d", DEEP, "leaf"), 0);
+	assert_int_equal(fsfx_chain_at(fx->rootfd, "deep", "d", DEEP, "leaf"), 0);
 	extc_rm_limits_default(&lim);
 	lim.max_fds = 2;
-	assert_int_equal(fstest_set_nofile(64, &fx->old_nofile), 0);
+	assert_int_equal(fsfx_set_nofile(64, &fx->old_nofile), 0);
 	fx->nofile_changed = true;
 	assert_int_equal(rm_at(fx, "deep", &lim, &rep), 0);
-	assert_int_equal(fstest_set_nofile(fx->old_nofile, NULL), 0);
+	assert_int_equal(fsfx_set_nofile(fx->old_nofile, NULL), 0);
 	fx->nofile_changed = false;
 	assert_clean_report(&rep, DEEP + 2);
-	assert_false(fstest_exists_at(fx->rootfd, "deep"));
+	assert_false(fsfx_exists_at(fx->rootfd, "deep"));
 	assert_no_fd_leak(fx);
 }
 
 /* The process limit is below the default budget: the walk gives up descriptors, not the tree. */
 static void test_deep_chain_rlimit_below_budget(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 
 	int lowest_free;
 
-	assert_int_equal(fstest_chain_at(fx->rootfd, "deep", "d", 2000, "leaf"), 0);
+	assert_int_equal(fsfx_chain_at(fx->rootfd, "deep", "d", 2000, "leaf"), 0);
 	/*
 	 * Room for exactly three more descriptors, far below the default
 	 * budget of 32: the level being read, and for the child the path-only
@@ -360,20 +326,20 @@ static void test_deep_chain_rlimit_below_budget(void **state)
 	lowest_free = fcntl(0, F_DUPFD_CLOEXEC, 0);
 	assert_true(lowest_free >= 0);
 	close(lowest_free);
-	assert_int_equal(fstest_set_nofile((unsigned long)lowest_free + 3, &fx->old_nofile), 0);
+	assert_int_equal(fsfx_set_nofile((unsigned long)lowest_free + 3, &fx->old_nofile), 0);
 	fx->nofile_changed = true;
 	assert_int_equal(rm_at(fx, "deep", NULL, &rep), 0);
-	assert_int_equal(fstest_set_nofile(fx->old_nofile, NULL), 0);
+	assert_int_equal(fsfx_set_nofile(fx->old_nofile, NULL), 0);
 	fx->nofile_changed = false;
 	assert_clean_report(&rep, 2000 + 2);
-	assert_false(fstest_exists_at(fx->rootfd, "deep"));
+	assert_false(fsfx_exists_at(fx->rootfd, "deep"));
 	assert_no_fd_leak(fx);
 }
 
 /* A deep chain whose levels also hold files: every re-opened level is re-read. */
 static void test_deep_bushy_tree_two_fds(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_limits lim;
 	struct extc_rm_report rep;
 	uint64_t made = 1;
@@ -385,9 +351,9 @@ static void test_deep_bushy_tree_two_fds(void **state)
 	for (i = 0; i < 300; i++) {
 		int nfd;
 
-		assert_int_equal(fstest_write_at(fd, "before", "b", 0644), 0), made++;
+		assert_int_equal(fsfx_write_at(fd, "before", "b", 0644), 0), made++;
 		assert_int_equal(mkdirat(fd, "d", 0755), 0), made++;
-		assert_int_equal(fstest_write_at(fd, "zafter", "a", 0644), 0), made++;
+		assert_int_equal(fsfx_write_at(fd, "zafter", "a", 0644), 0), made++;
 		assert_int_equal(mkdirat(fd, "sibling", 0755), 0), made++;
 		nfd = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		close(fd);
@@ -399,19 +365,19 @@ static void test_deep_bushy_tree_two_fds(void **state)
 	lim.max_fds = 2;
 	assert_int_equal(rm_at(fx, "bushy", &lim, &rep), 0);
 	assert_clean_report(&rep, made);
-	assert_false(fstest_exists_at(fx->rootfd, "bushy"));
+	assert_false(fsfx_exists_at(fx->rootfd, "bushy"));
 	assert_no_fd_leak(fx);
 }
 
 static void test_wide_directory(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 
-	assert_int_equal(fstest_wide_at(fx->rootfd, "wide", 20000), 0);
+	assert_int_equal(fsfx_wide_at(fx->rootfd, "wide", 20000), 0);
 	assert_int_equal(rm_at(fx, "wide", NULL, &rep), 0);
 	assert_clean_report(&rep, 20001);
-	assert_false(fstest_exists_at(fx->rootfd, "wide"));
+	assert_false(fsfx_exists_at(fx->rootfd, "wide"));
 	assert_no_fd_leak(fx);
 }
 
@@ -419,13 +385,13 @@ static void test_wide_directory(void **state)
 
 static void test_bind_mount_inside_is_not_entered(void **state)
 {
-	struct fx *fx = *state;
-	struct fstest_sentinel src;
+	struct fsfx *fx = *state;
+	struct fsfx_sentinel src;
 	struct extc_rm_report rep;
 	struct stat st_tree, st_mnt;
 	char p[PATH_MAX], text[512];
 
-	assert_int_equal(fstest_sentinel_dir(&src, path_of(fx, p, "bindsrc"), 0755, USER_UID,
+	assert_int_equal(fsfx_sentinel_dir(&src, path_of(fx, p, "bindsrc"), 0755, USER_UID,
 					     USER_GID), 0);
 	do_mkdir(fx, "tree", 0755);
 	do_mkdir(fx, "tree/a", 0755);
@@ -435,8 +401,8 @@ static void test_bind_mount_inside_is_not_entered(void **state)
 	do_file(fx, "tree/b/g", "g", 0644);
 	do_bind(fx, "bindsrc", "tree/a/mnt");
 	/* same filesystem: st_dev cannot tell, only the mount id can */
-	assert_true(fstest_lstat(path_of(fx, p, "tree"), &st_tree));
-	assert_true(fstest_lstat(path_of(fx, p, "tree/a/mnt"), &st_mnt));
+	assert_true(fsfx_lstat(path_of(fx, p, "tree"), &st_tree));
+	assert_true(fsfx_lstat(path_of(fx, p, "tree/a/mnt"), &st_mnt));
 	assert_int_equal(st_tree.st_dev, st_mnt.st_dev);
 
 	assert_int_equal(rm_at(fx, "tree", NULL, &rep), -1);
@@ -449,38 +415,38 @@ static void test_bind_mount_inside_is_not_entered(void **state)
 	extc_rm_report_text(&rep, text, sizeof(text));
 	assert_string_equal(text, "removed 3, could not remove 3, mount points left alone 1; "
 			    "first error: mnt: Device or resource busy");
-	assert_true(fstest_exists(path_of(fx, p, "tree/a/mnt/keep")));
-	assert_false(fstest_exists(path_of(fx, p, "tree/b")));
-	assert_false(fstest_exists(path_of(fx, p, "tree/a/f")));
+	assert_true(fsfx_exists(path_of(fx, p, "tree/a/mnt/keep")));
+	assert_false(fsfx_exists(path_of(fx, p, "tree/b")));
+	assert_false(fsfx_exists(path_of(fx, p, "tree/a/f")));
 	do_umount(fx);
-	assert_true(fstest_sentinel_intact(&src));
-	assert_int_equal(fstest_count_entries_at(fx->rootfd, "tree/a/mnt"), 0);
+	assert_true(fsfx_sentinel_intact(&src));
+	assert_int_equal(fsfx_count_entries_at(fx->rootfd, "tree/a/mnt"), 0);
 	assert_no_fd_leak(fx);
 }
 
 static void test_other_filesystem_inside_is_not_entered(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 	char p[PATH_MAX], buf[64];
 	int fd;
 
 	do_mkdir(fx, "tree", 0755);
 	do_mkdir(fx, "tree/t", 0755);
-	if (fstest_mount_tmpfs(path_of(fx, p, "tree/t"), "size=1m,mode=0755") < 0) {
+	if (fsfx_mount_tmpfs(path_of(fx, p, "tree/t"), "size=1m,mode=0755") < 0) {
 		print_error("mount -t tmpfs %s: %s\n", p, strerror(errno));
 		fail();
 	}
-	strcpy(fx->mounts[fx->nmounts++], p);
+	assert_int_equal(fsfx_note_mount(fx, p), 0);
 	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(fstest_write_at(fd, "data", "on tmpfs\n", 0644), 0);
+	assert_int_equal(fsfx_write_at(fd, "data", "on tmpfs\n", 0644), 0);
 	close(fd);
 
 	assert_int_equal(rm_at(fx, "tree", NULL, &rep), -1);
 	assert_int_equal(rep.mounts, 1);
 	assert_int_equal(rep.first_errno, EBUSY);
-	assert_true(fstest_read_at(fx->rootfd, "tree/t/data", buf, sizeof(buf)) > 0);
+	assert_true(fsfx_read_at(fx->rootfd, "tree/t/data", buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "on tmpfs\n");
 	do_umount(fx);
 	assert_no_fd_leak(fx);
@@ -488,28 +454,28 @@ static void test_other_filesystem_inside_is_not_entered(void **state)
 
 static void test_top_level_mount_point_is_not_entered(void **state)
 {
-	struct fx *fx = *state;
-	struct fstest_sentinel src;
+	struct fsfx *fx = *state;
+	struct fsfx_sentinel src;
 	struct extc_rm_report rep;
 	char p[PATH_MAX];
 
-	assert_int_equal(fstest_sentinel_dir(&src, path_of(fx, p, "bindsrc"), 0755, 0, 0), 0);
+	assert_int_equal(fsfx_sentinel_dir(&src, path_of(fx, p, "bindsrc"), 0755, 0, 0), 0);
 	do_mkdir(fx, "mp", 0755);
 	do_bind(fx, "bindsrc", "mp");
 	assert_int_equal(rm_at(fx, "mp", NULL, &rep), -1);
 	assert_int_equal(rep.mounts, 1);
 	assert_int_equal(rep.removed, 0);
 	assert_int_equal(rep.first_errno, EBUSY);
-	assert_true(fstest_exists(path_of(fx, p, "mp/keep")));
+	assert_true(fsfx_exists(path_of(fx, p, "mp/keep")));
 	do_umount(fx);
-	assert_true(fstest_sentinel_intact(&src));
+	assert_true(fsfx_sentinel_intact(&src));
 	assert_no_fd_leak(fx);
 }
 
 /* mount --bind a a/b: the walk must end. */
 static void test_bind_mount_cycle_terminates(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 	char p[PATH_MAX];
 
@@ -520,9 +486,9 @@ static void test_bind_mount_cycle_terminates(void **state)
 	do_bind(fx, "tree/a", "tree/a/b");
 	assert_int_equal(rm_at(fx, "tree", NULL, &rep), -1);
 	assert_int_equal(rep.mounts, 1);
-	assert_false(fstest_exists(path_of(fx, p, "tree/a/f")));
+	assert_false(fsfx_exists(path_of(fx, p, "tree/a/f")));
 	do_umount(fx);
-	assert_true(fstest_exists(path_of(fx, p, "tree/a/b")));
+	assert_true(fsfx_exists(path_of(fx, p, "tree/a/b")));
 	assert_no_fd_leak(fx);
 }
 
@@ -530,20 +496,20 @@ static void test_bind_mount_cycle_terminates(void **state)
 
 static void test_entry_budget_stops(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_limits lim;
 	struct extc_rm_report rep;
 	char text[512];
 
-	assert_int_equal(fstest_wide_at(fx->rootfd, "wide", 100), 0);
+	assert_int_equal(fsfx_wide_at(fx->rootfd, "wide", 100), 0);
 	extc_rm_limits_default(&lim);
 	lim.max_entries = 10;
 	assert_int_equal(rm_at(fx, "wide", &lim, &rep), -1);
 	assert_non_null(rep.stopped);
 	assert_contains(rep.stopped, "entry budget");
 	assert_true(rep.removed <= 10);
-	assert_true(fstest_exists_at(fx->rootfd, "wide"));
-	assert_int_equal(fstest_count_entries_at(fx->rootfd, "wide"), 100 - (long)rep.removed);
+	assert_true(fsfx_exists_at(fx->rootfd, "wide"));
+	assert_int_equal(fsfx_count_entries_at(fx->rootfd, "wide"), 100 - (long)rep.removed);
 	extc_rm_report_text(&rep, text, sizeof(text));
 	assert_contains(text, "; stopped: entry budget exhausted");
 	assert_no_fd_leak(fx);
@@ -552,24 +518,24 @@ static void test_entry_budget_stops(void **state)
 	lim.max_entries = 1000;
 	assert_int_equal(rm_at(fx, "wide", &lim, &rep), 0);
 	assert_null(rep.stopped);
-	assert_false(fstest_exists_at(fx->rootfd, "wide"));
+	assert_false(fsfx_exists_at(fx->rootfd, "wide"));
 	assert_no_fd_leak(fx);
 }
 
 static void test_deadline_in_the_past_stops(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_limits lim;
 	struct extc_rm_report rep;
 	char text[512];
 
-	assert_int_equal(fstest_wide_at(fx->rootfd, "wide", 1000), 0);
+	assert_int_equal(fsfx_wide_at(fx->rootfd, "wide", 1000), 0);
 	extc_rm_limits_default(&lim);
 	lim.deadline_ns = 1;
 	assert_int_equal(rm_at(fx, "wide", &lim, &rep), -1);
 	assert_non_null(rep.stopped);
 	assert_contains(rep.stopped, "time budget");
-	assert_true(fstest_exists_at(fx->rootfd, "wide"));
+	assert_true(fsfx_exists_at(fx->rootfd, "wide"));
 	assert_true(rep.removed < 1000);
 	extc_rm_report_text(&rep, text, sizeof(text));
 	assert_contains(text, "; stopped: time budget exhausted");
@@ -578,17 +544,17 @@ static void test_deadline_in_the_past_stops(void **state)
 	lim.deadline_ns = extc_monotonic_ns() + 60ull * 1000000000ull;
 	assert_int_equal(rm_at(fx, "wide", &lim, &rep), 0);
 	assert_null(rep.stopped);
-	assert_false(fstest_exists_at(fx->rootfd, "wide"));
+	assert_false(fsfx_exists_at(fx->rootfd, "wide"));
 	assert_no_fd_leak(fx);
 }
 
 static void test_depth_limit_stops(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_limits lim;
 	struct extc_rm_report rep;
 
-	assert_int_equal(fstest_chain_at(fx->rootfd, "deep", "d", 10, "leaf"), 0);
+	assert_int_equal(fsfx_chain_at(fx->rootfd, "deep", "d", 10, "leaf"), 0);
 	extc_rm_limits_default(&lim);
 	lim.max_depth = 5;
 	assert_int_equal(rm_at(fx, "deep", &lim, &rep), -1);
@@ -596,7 +562,7 @@ static void test_depth_limit_stops(void **state)
 	assert_contains(rep.stopped, "depth");
 	assert_true(rep.failed >= 1);
 	assert_int_equal(rep.first_errno, ELOOP);
-	assert_true(fstest_exists_at(fx->rootfd, "deep"));
+	assert_true(fsfx_exists_at(fx->rootfd, "deep"));
 	assert_no_fd_leak(fx);
 }
 
@@ -642,15 +608,15 @@ static int open_deepest(int dirfd, const char *top, const char *level, int depth
 	return (fd);
 }
 
-static void run_immutable_case(struct fx *fx, unsigned max_fds)
+static void run_immutable_case(struct fsfx *fx, unsigned max_fds)
 {
 	static const char bad[] = "bad\nname\x1b";
 	struct extc_rm_limits lim;
 	struct extc_rm_report rep;
-	char text[512], rel[PATH_MAX];
+	char text[512], rel[PATH_MAX], abs[PATH_MAX];
 	int fd, i;
 
-	assert_int_equal(fstest_chain_at(fx->rootfd, "imm", "d", 20, bad), 0);
+	assert_int_equal(fsfx_chain_at(fx->rootfd, "imm", "d", 20, bad), 0);
 	do_file(fx, "imm/ok", "ok", 0644);
 	fd = open_deepest(fx->rootfd, "imm", "d", 20);
 	assert_true(fd >= 0);
@@ -659,19 +625,19 @@ static void run_immutable_case(struct fx *fx, unsigned max_fds)
 		strcat(rel, "/d");
 	strcat(rel, "/");
 	strcat(rel, bad);
-	path_of(fx, fx->immutable, rel);
-	if (fstest_set_immutable_at(fd, bad, true) < 0) {
+	path_of(fx, abs, rel);
+	if (fsfx_set_immutable_at(fd, bad, true) < 0) {
 		print_error("chattr +i: %s (needs root and a filesystem with attributes)\n",
 			    strerror(errno));
 		close(fd);
-		fx->immutable[0] = '\0';
 		fail();
 	}
+	assert_int_equal(fsfx_note_immutable(fx, abs), 0);
 	extc_rm_limits_default(&lim);
 	lim.max_fds = max_fds;
 	assert_int_equal(rm_at(fx, "imm", &lim, &rep), -1);
-	assert_int_equal(fstest_set_immutable_at(fd, bad, false), 0);
-	fx->immutable[0] = '\0';
+	assert_int_equal(fsfx_set_immutable_at(fd, bad, false), 0);
+	fsfx_forget_immutable(fx, abs);
 	close(fd);
 
 	assert_int_equal(rep.removed, 1);		/* imm/ok */
@@ -732,17 +698,17 @@ static void test_report_text(void **state)
 /* ---- names that are not below parentfd (security-cases.md 36: refuse like --preserve-root) ---- */
 
 struct sandbox {
-	struct fstest_sentinel keep;
+	struct fsfx_sentinel keep;
 	int innerfd;
 };
 
 /* root/sandbox/{keep, inner/{in, sub/}}; innerfd is the parent the caller passes. */
-static void make_sandbox(struct fx *fx, struct sandbox *sb)
+static void make_sandbox(struct fsfx *fx, struct sandbox *sb)
 {
 	char p[PATH_MAX];
 
 	do_mkdir(fx, "sandbox", 0755);
-	assert_int_equal(fstest_sentinel_file(&sb->keep, path_of(fx, p, "sandbox/keep"), "keep\n",
+	assert_int_equal(fsfx_sentinel_file(&sb->keep, path_of(fx, p, "sandbox/keep"), "keep\n",
 					      0644, 0, 0), 0);
 	do_mkdir(fx, "sandbox/inner", 0755);
 	do_file(fx, "sandbox/inner/in", "in", 0644);
@@ -752,13 +718,13 @@ static void make_sandbox(struct fx *fx, struct sandbox *sb)
 }
 
 /* Nothing in the sandbox is touched, and the call says it refused. */
-static void check_sandbox(struct fx *fx, struct sandbox *sb, int rv,
+static void check_sandbox(struct fsfx *fx, struct sandbox *sb, int rv,
 			  const struct extc_rm_report *rep)
 {
 	close(sb->innerfd);
-	assert_true(fstest_sentinel_intact(&sb->keep));
-	assert_true(fstest_exists_at(fx->rootfd, "sandbox/inner/in"));
-	assert_true(fstest_exists_at(fx->rootfd, "sandbox/inner/sub"));
+	assert_true(fsfx_sentinel_intact(&sb->keep));
+	assert_true(fsfx_exists_at(fx->rootfd, "sandbox/inner/in"));
+	assert_true(fsfx_exists_at(fx->rootfd, "sandbox/inner/sub"));
 	assert_int_equal(rep->removed, 0);
 	assert_int_equal(rv, -1);
 	assert_no_fd_leak(fx);
@@ -766,7 +732,7 @@ static void check_sandbox(struct fx *fx, struct sandbox *sb, int rv,
 
 static void test_dot_is_refused(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 	struct sandbox sb;
 
@@ -776,7 +742,7 @@ static void test_dot_is_refused(void **state)
 
 static void test_dotdot_is_refused(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 	struct sandbox sb;
 
@@ -786,7 +752,7 @@ static void test_dotdot_is_refused(void **state)
 
 static void test_name_with_slash_is_refused(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_rm_report rep;
 	struct sandbox sb;
 
@@ -798,7 +764,7 @@ static void test_name_with_slash_is_refused(void **state)
 
 static void test_ident_and_same_mount(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	struct extc_ident a, b, m;
 	struct stat st;
 	int fa, fb, fm;
@@ -851,7 +817,7 @@ static void test_ident_and_same_mount(void **state)
 
 static void test_fs_is_network(void **state)
 {
-	struct fx *fx = *state;
+	struct fsfx *fx = *state;
 	const char *type = NULL;
 	bool network = true;
 	char p[PATH_MAX];
@@ -861,11 +827,11 @@ static void test_fs_is_network(void **state)
 	assert_false(network);
 	assert_string_equal(type, "local");
 	do_mkdir(fx, "t", 0755);
-	if (fstest_mount_tmpfs(path_of(fx, p, "t"), "size=1m") < 0) {
+	if (fsfx_mount_tmpfs(path_of(fx, p, "t"), "size=1m") < 0) {
 		print_error("mount -t tmpfs %s: %s\n", p, strerror(errno));
 		fail();
 	}
-	strcpy(fx->mounts[fx->nmounts++], p);
+	assert_int_equal(fsfx_note_mount(fx, p), 0);
 	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	network = true;
@@ -874,6 +840,36 @@ static void test_fs_is_network(void **state)
 	close(fd);
 	do_umount(fx);
 	assert_int_equal(extc_fs_is_network(-1, &network, &type), -1);
+	assert_no_fd_leak(fx);
+}
+
+/*
+ * The fixture's own removal, which every teardown relies on: a chain far past
+ * PATH_MAX goes, and a bind mount inside is detached, not emptied.
+ */
+static void test_fixture_removal_deep_and_mounted(void **state)
+{
+	struct fsfx *fx = *state;
+	char other[PATH_MAX], src[PATH_MAX], dst[PATH_MAX];
+	int ofd;
+
+	assert_int_equal(fsfx_tmpdir(other, sizeof(other)), 0);
+	ofd = open(other, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(ofd >= 0);
+	/* 3000 levels of "d/": 6000 bytes of path */
+	assert_int_equal(fsfx_chain_at(ofd, "deep", "d", 3000, "leaf"), 0);
+	assert_int_equal(mkdirat(ofd, "mnt", 0755), 0);
+	close(ofd);
+	do_mkdir(fx, "keep", 0755);
+	do_file(fx, "keep/file", "kept\n", 0644);
+	if (fsfx_bind(path_of(fx, src, "keep"), fsfx_join(dst, sizeof(dst), other, "mnt")) < 0) {
+		print_error("mount --bind %s %s: %s (these tests need root)\n", src, dst,
+			    strerror(errno));
+		fail();
+	}
+	assert_int_equal(fsfx_rmtree(other), 0);
+	assert_false(fsfx_exists(other));
+	assert_true(fsfx_exists_at(fx->rootfd, "keep/file"));
 	assert_no_fd_leak(fx);
 }
 
@@ -909,6 +905,7 @@ int main(void)
 		FS_TEST(test_name_with_slash_is_refused),
 		FS_TEST(test_ident_and_same_mount),
 		FS_TEST(test_fs_is_network),
+		FS_TEST(test_fixture_removal_deep_and_mounted),
 	};
 
 	if (geteuid() != 0) {

@@ -26,7 +26,7 @@
 
 #include "config.h"
 #include "fs_tree.h"
-#include "fstest.h"
+#include "fsfixture.h"
 #include "layout.h"
 #include "strassert.h"
 
@@ -49,16 +49,12 @@ static void pathf(char *buf, const char *fmt, ...)
 }
 
 struct fx {
-	char root[PATH_MAX];
+	struct fsfx fs;		/* root, descriptor count, mounts */
 	char base[PATH_MAX];
-	int rootfd;
-	int fds;
 	mode_t umask;
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
 	struct extc_ids ids;
-	int nmounts;
-	char mounts[2][PATH_MAX];
 };
 
 static void make_cfg(struct fx *fx, const char *base, const char *vars)
@@ -85,12 +81,10 @@ static int setup(void **state)
 	char why[512];
 	char *av[2];
 
-	if (fx == NULL || fstest_tmpdir(fx->root, sizeof(fx->root)) < 0)
+	*state = fx;
+	if (fx == NULL || fsfx_setup(&fx->fs, 0700) < 0)
 		return (-1);
-	fx->rootfd = open(fx->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fx->rootfd < 0)
-		return (-1);
-	fstest_join(fx->base, sizeof(fx->base), fx->root, "base");
+	fsfx_join(fx->base, sizeof(fx->base), fx->fs.root, "base");
 	/* base=<root>/base vars=A:a,B:b; tests that need more make their own */
 	{
 		char base_arg[PATH_MAX + 8];
@@ -111,7 +105,7 @@ static int setup(void **state)
 	fx->ids.stepid = 0;
 	fx->umask = umask(022);
 	umask(fx->umask);
-	fx->fds = fstest_fd_count();
+	fx->fs.fds = fsfx_fd_count();
 	*state = fx;
 	return (0);
 }
@@ -119,31 +113,24 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *fx = *state;
-	int rv = 0;
-	int i;
+	int rv;
 
 	umask(fx->umask);
-	for (i = fx->nmounts - 1; i >= 0; i--)
-		fstest_umount(fx->mounts[i]);
-	close(fx->rootfd);
-	if (fstest_rmrf(fx->root) < 0) {
-		fprintf(stderr, "could not clean up %s\n", fx->root);
-		rv = -1;
-	}
+	rv = fsfx_teardown(&fx->fs);
 	free(fx);
 	return (rv);
 }
 
 static const char *path_of(struct fx *fx, char *buf, const char *rel)
 {
-	return (fstest_join(buf, PATH_MAX, fx->root, rel));
+	return (fsfx_path(&fx->fs, buf, rel));
 }
 
 /* ---- calls, each checked for a descriptor leak ------------------------------------------------ */
 
 static void assert_no_fd_leak(struct fx *fx)
 {
-	assert_int_equal(fstest_fd_count(), fx->fds);
+	assert_int_equal(fsfx_fd_count(), fx->fs.fds);
 }
 
 /*
@@ -158,7 +145,7 @@ static void check_hold(struct fx *fx, int hold, const char *leaf)
 	int other;
 
 	assert_true(hold >= 0);
-	assert_int_equal(fstest_fd_count(), fx->fds + 1);
+	assert_int_equal(fsfx_fd_count(), fx->fs.fds + 1);
 	assert_true((fcntl(hold, F_GETFD) & FD_CLOEXEC) != 0);
 	pathf(job, "%s", leaf);
 	*strrchr(job, '/') = '\0';
@@ -302,20 +289,20 @@ static void check_tree(struct fx *fx, const char *leaf, const char *node, const 
 		if (fx->cfg.vars[i].make_dir) {
 			check_dir(p, USER_UID, USER_GID, 0700);
 			made++;
-		} else if (fstest_exists(p)) {
+		} else if (fsfx_exists(p)) {
 			print_error("%s exists; its tool makes it\n", p);
 			fail();
 		}
 	}
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, leaf), made);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, leaf), made);
 }
 
 static void put_file(const char *dir, const char *name, uid_t uid)
 {
 	char p[PATH_MAX];
 
-	fstest_join(p, sizeof(p), dir, name);
-	assert_int_equal(fstest_write_at(AT_FDCWD, p, "user data\n", 0600), 0);
+	fsfx_join(p, sizeof(p), dir, name);
+	assert_int_equal(fsfx_write_at(AT_FDCWD, p, "user data\n", 0600), 0);
 	assert_int_equal(lchown(p, uid, uid), 0);
 }
 
@@ -337,7 +324,7 @@ static void snap(struct snapshot *s, const char *path)
 {
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	assert_int_equal(lstat(path, &s->st), 0);
-	s->entries = S_ISDIR(s->st.st_mode) ? fstest_count_entries_at(AT_FDCWD, path) : 0;
+	s->entries = S_ISDIR(s->st.st_mode) ? fsfx_count_entries_at(AT_FDCWD, path) : 0;
 }
 
 static void assert_unchanged(const struct snapshot *s)
@@ -352,7 +339,7 @@ static void assert_unchanged(const struct snapshot *s)
 	assert_int_equal(st.st_mtim.tv_sec, s->st.st_mtim.tv_sec);
 	assert_int_equal(st.st_mtim.tv_nsec, s->st.st_mtim.tv_nsec);
 	if (S_ISDIR(st.st_mode))
-		assert_int_equal(fstest_count_entries_at(AT_FDCWD, s->path), s->entries);
+		assert_int_equal(fsfx_count_entries_at(AT_FDCWD, s->path), s->entries);
 }
 
 /* ---- creation: layout, owners and modes -------------------------------------------------------------- */
@@ -390,15 +377,15 @@ static void test_create_builtin_vars(void **state)
 	assert_int_equal(fx->cfg.nvars, n);
 	create_ok(fx, &fx->ids, EXTC_MODE_LOCAL, leaf);
 	check_tree(fx, leaf, NULL, "77", "0");
-	fstest_join(p, sizeof(p), leaf, "torch_kernels");
+	fsfx_join(p, sizeof(p), leaf, "torch_kernels");
 	check_dir(p, USER_UID, USER_GID, 0700);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, leaf), 1);
-	fstest_join(p, sizeof(p), leaf, "torch_extensions");
-	assert_false(fstest_exists(p));
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, leaf), 1);
+	fsfx_join(p, sizeof(p), leaf, "torch_extensions");
+	assert_false(fsfx_exists(p));
 
 	assert_int_equal(remove_leaf(fx, &fx->ids, EXTC_MODE_LOCAL, &rep, why), 0);
 	assert_int_equal(rep.removed, 2);	/* leaf, torch_kernels */
-	assert_false(fstest_exists(leaf));
+	assert_false(fsfx_exists(leaf));
 }
 
 /*
@@ -420,12 +407,12 @@ static void test_create_admin_vars(void **state)
 	create_ok(fx, &fx->ids, EXTC_MODE_LOCAL, leaf);
 	check_tree(fx, leaf, NULL, "77", "0");
 	for (i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
-		fstest_join(p, sizeof(p), leaf, made[i]);
+		fsfx_join(p, sizeof(p), leaf, made[i]);
 		check_dir(p, USER_UID, USER_GID, 0700);
 	}
 	for (i = 0; i < sizeof(left) / sizeof(left[0]); i++)
-		assert_false(fstest_exists(fstest_join(p, sizeof(p), leaf, left[i])));
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, leaf), 3);
+		assert_false(fsfx_exists(fsfx_join(p, sizeof(p), leaf, left[i])));
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, leaf), 3);
 }
 
 static void test_create_batch_and_interactive(void **state)
@@ -470,8 +457,8 @@ static void test_create_every_step_shares_the_job_level(void **state)
 	ids.stepid = 1;
 	create_ok(fx, &ids, EXTC_MODE_JOB, leaf);
 	check_tree(fx, leaf, NULL, "77", "job");
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, path_of(fx, p, "base/4242/77")), 3);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, path_of(fx, p, "base/4242")), 3);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, path_of(fx, p, "base/4242/77")), 3);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, path_of(fx, p, "base/4242")), 3);
 	assert_unchanged(&old);
 }
 
@@ -492,7 +479,7 @@ static void test_steps_without_directory_are_refused(void **state)
 	}
 	assert_int_equal(create(fx, &fx->ids, EXTC_MODE_OFF, leaf, why), -1);
 	assert_contains(why, "gets no directory");
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/77")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/77")));
 }
 
 static void test_ids_root_and_zero_job_are_refused(void **state)
@@ -504,12 +491,12 @@ static void test_ids_root_and_zero_job_are_refused(void **state)
 	ids.uid = 0;
 	assert_int_equal(create(fx, &ids, EXTC_MODE_LOCAL, leaf, why), -1);
 	assert_contains(why, "uid 0");
-	assert_false(fstest_exists(path_of(fx, p, "base/0")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/0")));
 	ids = fx->ids;
 	ids.jobid = 0;
 	assert_int_equal(create(fx, &ids, EXTC_MODE_LOCAL, leaf, why), -1);
 	assert_contains(why, "job 0");
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/0")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/0")));
 }
 
 static void test_job_mode_reuses_the_users_leaf(void **state)
@@ -521,7 +508,7 @@ static void test_job_mode_reuses_the_users_leaf(void **state)
 	create_ok(fx, &ids, EXTC_MODE_JOB, leaf);
 	check_tree(fx, leaf, NULL, "77", "job");
 	put_file(leaf, "compiled.so", USER_UID);
-	put_file(fstest_join(p, sizeof(p), leaf, "a"), "kernel.bin", USER_UID);
+	put_file(fsfx_join(p, sizeof(p), leaf, "a"), "kernel.bin", USER_UID);
 
 	ids.stepid = 1;
 	create_ok(fx, &ids, EXTC_MODE_JOB, leaf2);
@@ -529,10 +516,10 @@ static void test_job_mode_reuses_the_users_leaf(void **state)
 	ids.stepid = EXTC_STEP_BATCH;
 	create_ok(fx, &ids, EXTC_MODE_JOB, leaf2);
 	assert_string_equal(leaf2, leaf);
-	assert_true(fstest_read_at(AT_FDCWD, fstest_join(p, sizeof(p), leaf, "compiled.so"), buf,
+	assert_true(fsfx_read_at(AT_FDCWD, fsfx_join(p, sizeof(p), leaf, "compiled.so"), buf,
 				   sizeof(buf)) > 0);
 	assert_string_equal(buf, "user data\n");
-	assert_true(fstest_exists(fstest_join(p, sizeof(p), leaf, "a/kernel.bin")));
+	assert_true(fsfx_exists(fsfx_join(p, sizeof(p), leaf, "a/kernel.bin")));
 	check_dir(leaf, USER_UID, USER_GID, 0700);
 }
 
@@ -546,28 +533,28 @@ static void test_job_mode_replaces_a_leaf_not_owned_by_the_user(void **state)
 	assert_int_equal(lchown(leaf, 0, 0), 0);
 	put_file(leaf, "planted", 0);
 	create_ok(fx, &fx->ids, EXTC_MODE_JOB, leaf);
-	assert_false(fstest_exists(fstest_join(p, sizeof(p), leaf, "planted")));
+	assert_false(fsfx_exists(fsfx_join(p, sizeof(p), leaf, "planted")));
 	check_tree(fx, leaf, NULL, "77", "job");
 }
 
 static void test_local_mode_replaces_a_stale_leaf(void **state)
 {
 	struct fx *fx = *state;
-	struct fstest_sentinel outside;
+	struct fsfx_sentinel outside;
 	char leaf[PATH_MAX], leaf2[PATH_MAX], p[PATH_MAX];
 
-	assert_int_equal(fstest_sentinel_dir(&outside, path_of(fx, p, "outside"), 0755, 0, 0), 0);
+	assert_int_equal(fsfx_sentinel_dir(&outside, path_of(fx, p, "outside"), 0755, 0, 0), 0);
 	create_ok(fx, &fx->ids, EXTC_MODE_LOCAL, leaf);
 	put_file(leaf, "stale", USER_UID);
-	assert_int_equal(symlink(outside.path, fstest_join(p, sizeof(p), leaf, "escape")), 0);
+	assert_int_equal(symlink(outside.path, fsfx_join(p, sizeof(p), leaf, "escape")), 0);
 	assert_int_equal(chmod(leaf, 0777), 0);
 
 	create_ok(fx, &fx->ids, EXTC_MODE_LOCAL, leaf2);
 	assert_string_equal(leaf2, leaf);
-	assert_false(fstest_exists(fstest_join(p, sizeof(p), leaf, "stale")));
-	assert_false(fstest_exists(fstest_join(p, sizeof(p), leaf, "escape")));
+	assert_false(fsfx_exists(fsfx_join(p, sizeof(p), leaf, "stale")));
+	assert_false(fsfx_exists(fsfx_join(p, sizeof(p), leaf, "escape")));
 	check_tree(fx, leaf, NULL, "77", "0");
-	assert_true(fstest_sentinel_intact(&outside));
+	assert_true(fsfx_sentinel_intact(&outside));
 }
 
 /* ---- the base and the levels above it --------------------------------------------------------------------- */
@@ -577,10 +564,10 @@ static void test_missing_base_is_created_root_owned(void **state)
 	struct fx *fx = *state;
 	char why[1024];
 
-	assert_false(fstest_exists(fx->base));
+	assert_false(fsfx_exists(fx->base));
 	assert_int_equal(prepare_base(fx, why), 0);
 	check_dir(fx->base, 0, 0, 0711);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, fx->base), 0);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, fx->base), 0);
 	assert_int_equal(prepare_base(fx, why), 0);	/* idempotent */
 	check_dir(fx->base, 0, 0, 0711);
 
@@ -665,7 +652,7 @@ static void test_base_is_a_symlink(void **state)
 		expect_base_refused(fx, "symbolic link");
 		assert_int_equal(unlink(fx->base), 0);
 	}
-	assert_int_equal(fstest_count_entries_at(fx->rootfd, "real"), 0);
+	assert_int_equal(fsfx_count_entries_at(fx->fs.rootfd, "real"), 0);
 }
 
 static void test_base_is_a_regular_file(void **state)
@@ -673,9 +660,9 @@ static void test_base_is_a_regular_file(void **state)
 	struct fx *fx = *state;
 	char buf[64];
 
-	assert_int_equal(fstest_write_at(AT_FDCWD, fx->base, "not a dir\n", 0644), 0);
+	assert_int_equal(fsfx_write_at(AT_FDCWD, fx->base, "not a dir\n", 0644), 0);
 	expect_base_refused(fx, "not a directory");
-	assert_true(fstest_read_at(AT_FDCWD, fx->base, buf, sizeof(buf)) > 0);
+	assert_true(fsfx_read_at(AT_FDCWD, fx->base, buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "not a dir\n");
 }
 
@@ -694,14 +681,14 @@ static void test_component_above_base_is_a_symlink(void **state)
 
 	make_dir(path_of(fx, p, "real"), 0, 0, 0755);
 	assert_int_equal(symlink("real", path_of(fx, p, "link")), 0);
-	fstest_join(base, sizeof(base), p, "base");
+	fsfx_join(base, sizeof(base), p, "base");
 	make_cfg(fx, base, "A:a");
 	assert_int_equal(create(fx, &fx->ids, EXTC_MODE_LOCAL, leaf, why), -1);
 	assert_contains(why, p);
 	assert_int_equal(prepare_base(fx, why2), -1);
 	assert_contains(why2, p);
-	assert_int_equal(fstest_count_entries_at(fx->rootfd, "real"), 0);
-	assert_true(fstest_exists(p));
+	assert_int_equal(fsfx_count_entries_at(fx->fs.rootfd, "real"), 0);
+	assert_true(fsfx_exists(p));
 	/* last, so that a failure here is about the message only */
 	assert_contains(why, "symbolic link");
 	assert_contains(why2, "symbolic link");
@@ -731,7 +718,7 @@ static void test_component_above_base_must_be_root_owned_and_closed(void **state
 
 		snprintf(name, sizeof(name), "up%zu", i);
 		make_dir(path_of(fx, dir, name), cases[i].uid, cases[i].uid, cases[i].mode);
-		fstest_join(base, sizeof(base), dir, "base");
+		fsfx_join(base, sizeof(base), dir, "base");
 		make_cfg(fx, base, "A:a");
 		if (cases[i].ok) {
 			create_ok(fx, &fx->ids, EXTC_MODE_LOCAL, leaf);
@@ -739,7 +726,7 @@ static void test_component_above_base_must_be_root_owned_and_closed(void **state
 		}
 		assert_int_equal(create(fx, &fx->ids, EXTC_MODE_LOCAL, leaf, why), -1);
 		assert_contains(why, dir);
-		assert_false(fstest_exists(base));
+		assert_false(fsfx_exists(base));
 		check_dir(dir, cases[i].uid, cases[i].uid, cases[i].mode);
 	}
 }
@@ -787,7 +774,7 @@ static void test_uid_level_owned_by_the_user_is_refused(void **state)
 	assert_unchanged(&s);
 	assert_int_equal(remove_leaf(fx, &fx->ids, EXTC_MODE_LOCAL, &rep, why), -1);
 	assert_unchanged(&s);
-	assert_true(fstest_exists(fstest_join(leaf, sizeof(leaf), p, "mine")));
+	assert_true(fsfx_exists(fsfx_join(leaf, sizeof(leaf), p, "mine")));
 }
 
 static void test_uid_level_wrong_mode_or_symlink_is_refused(void **state)
@@ -808,7 +795,7 @@ static void test_uid_level_wrong_mode_or_symlink_is_refused(void **state)
 	assert_int_equal(symlink(other, p), 0);
 	assert_int_equal(create(fx, &fx->ids, EXTC_MODE_LOCAL, leaf, why), -1);
 	assert_contains(why, p);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, other), 0);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, other), 0);
 	/* last, so that a failure here is about the message only */
 	assert_contains(why, "symbolic link");
 }
@@ -844,7 +831,7 @@ static void test_failure_after_mkdir_leaves_no_leaf(void **state)
 	strcpy(fx->cfg.vars[1].subdir, "no/such");
 	assert_int_equal(create(fx, &fx->ids, EXTC_MODE_LOCAL, leaf, why), -1);
 	assert_contains(why, "cannot create");
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/77/0")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/77/0")));
 	check_dir(path_of(fx, p, "base/4242/77"), 0, 0, 0711);
 
 	/* the built-in list: the one directory made is PYTORCH_KERNEL_CACHE_PATH's */
@@ -854,7 +841,7 @@ static void test_failure_after_mkdir_leaves_no_leaf(void **state)
 	strcpy(fx->cfg.vars[2].subdir, "no/such");
 	assert_int_equal(create(fx, &fx->ids, EXTC_MODE_LOCAL, leaf, why), -1);
 	assert_contains(why, "no/such: cannot create");
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/77/0")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/77/0")));
 }
 
 static void test_inode_exhaustion_leaves_no_leaf(void **state)
@@ -864,17 +851,17 @@ static void test_inode_exhaustion_leaves_no_leaf(void **state)
 
 	make_dir(path_of(fx, dir, "small"), 0, 0, 0755);
 	/* the root, base, uid, job, leaf and one subdirectory fit; the second does not */
-	if (fstest_mount_tmpfs(dir, "size=1m,nr_inodes=6,mode=0755") < 0) {
+	if (fsfx_mount_tmpfs(dir, "size=1m,nr_inodes=6,mode=0755") < 0) {
 		print_error("mount -t tmpfs %s: %s\n", dir, strerror(errno));
 		fail();
 	}
-	strcpy(fx->mounts[fx->nmounts++], dir);
-	fstest_join(base, sizeof(base), dir, "base");
+	assert_int_equal(fsfx_note_mount(&fx->fs, dir), 0);
+	fsfx_join(base, sizeof(base), dir, "base");
 	make_cfg(fx, base, "A:a,B:b");
 	assert_int_equal(create(fx, &fx->ids, EXTC_MODE_LOCAL, leaf, why), -1);
 	assert_contains(why, "No space left on device");
 	pathf(p, "%s/4242/77/0", base);
-	assert_false(fstest_exists(p));
+	assert_false(fsfx_exists(p));
 	/* with one variable it fits: the failed attempt left nothing in the way */
 	make_cfg(fx, base, "A:a");
 	assert_int_equal(create(fx, &fx->ids, EXTC_MODE_LOCAL, leaf, why), 0);
@@ -895,7 +882,7 @@ static void test_leaf_path_buffer_too_small_leaves_no_leaf(void **state)
 	assert_int_equal(rv, -1);
 	assert_int_equal(hold, -1);
 	assert_contains(why, "too long");
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/77/0")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/77/0")));
 }
 
 /* ---- removal ---------------------------------------------------------------------------------------------------------- */
@@ -917,7 +904,7 @@ static void test_remove_leaf_removes_only_that_leaf(void **state)
 	assert_int_equal(remove_leaf(fx, &fx->ids, EXTC_MODE_LOCAL, &rep, why), 0);
 	assert_int_equal(rep.removed, 4);	/* leaf, a, b, f */
 	assert_int_equal(rep.failed, 0);
-	assert_false(fstest_exists(leaf0));
+	assert_false(fsfx_exists(leaf0));
 	check_tree(fx, leaf1, NULL, "77", "1");
 	check_tree(fx, batch, NULL, "77", "batch");
 	check_dir(path_of(fx, p, "base/4242/77"), 0, 0, 0711);
@@ -929,8 +916,8 @@ static void test_remove_leaf_removes_only_that_leaf(void **state)
 	/* job mode removes the job leaf only */
 	create_ok(fx, &fx->ids, EXTC_MODE_JOB, leaf0);
 	assert_int_equal(remove_leaf(fx, &fx->ids, EXTC_MODE_JOB, &rep, why), 0);
-	assert_false(fstest_exists(leaf0));
-	assert_true(fstest_exists(leaf1));
+	assert_false(fsfx_exists(leaf0));
+	assert_true(fsfx_exists(leaf1));
 }
 
 static void test_remove_leaf_when_nothing_exists(void **state)
@@ -942,7 +929,7 @@ static void test_remove_leaf_when_nothing_exists(void **state)
 
 	assert_int_equal(remove_leaf(fx, &ids, EXTC_MODE_LOCAL, &rep, why), 0);	/* no base */
 	assert_int_equal(rep.removed, 0);
-	assert_false(fstest_exists(fx->base));		/* removal never creates */
+	assert_false(fsfx_exists(fx->base));		/* removal never creates */
 	assert_int_equal(prepare_base(fx, why), 0);
 	assert_int_equal(remove_leaf(fx, &ids, EXTC_MODE_LOCAL, &rep, why), 0);	/* no uid level */
 	ids.jobid = 5;
@@ -952,7 +939,7 @@ static void test_remove_leaf_when_nothing_exists(void **state)
 	ids.stepid = EXTC_STEP_EXTERN;
 	assert_int_equal(remove_leaf(fx, &ids, EXTC_MODE_LOCAL, &rep, why), 0);	/* no leaf name */
 	assert_int_equal(rep.removed, 0);
-	assert_true(fstest_exists(leaf));
+	assert_true(fsfx_exists(leaf));
 }
 
 static void test_remove_job_removes_that_job_only(void **state)
@@ -976,7 +963,7 @@ static void test_remove_job_removes_that_job_only(void **state)
 	create_ok(fx, &ids, EXTC_MODE_LOCAL, leaf);
 	path_of(fx, uidlevel, "base/4242");
 	for (i = 1; i < sizeof(keep) / sizeof(keep[0]); i++) {
-		make_dir(fstest_join(p, sizeof(p), uidlevel, keep[i]), 0, 0, 0711);
+		make_dir(fsfx_join(p, sizeof(p), uidlevel, keep[i]), 0, 0, 0711);
 		put_file(p, "f", 0);
 	}
 	/* a dotted run level an older version made, leaf and all: not this job's any more */
@@ -984,13 +971,13 @@ static void test_remove_job_removes_that_job_only(void **state)
 	put_file(p, "f", USER_UID);
 	snap(&dotted_leaf, p);
 	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-		snap(&kept[i], fstest_join(p, sizeof(p), uidlevel, keep[i]));
+		snap(&kept[i], fsfx_join(p, sizeof(p), uidlevel, keep[i]));
 
 	/* ids this plugin never makes a tree for remove nothing */
 	for (i = 0; i < sizeof(not_jobs) / sizeof(not_jobs[0]); i++) {
 		assert_int_equal(remove_job(fx, USER_UID, not_jobs[i], &rep, why), 0);
 		assert_int_equal(rep.removed, 0);
-		assert_true(fstest_exists(path_of(fx, p, "base/4242/77/0/a")));
+		assert_true(fsfx_exists(path_of(fx, p, "base/4242/77/0/a")));
 	}
 
 	assert_int_equal(remove_job(fx, USER_UID, JOBID, &rep, why), 0);
@@ -998,19 +985,19 @@ static void test_remove_job_removes_that_job_only(void **state)
 	assert_int_equal(rep.failed, 0);
 	assert_int_equal(rep.mounts, 0);
 	assert_null(rep.stopped);
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/77")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/77")));
 	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
-		if (!fstest_exists(fstest_join(p, sizeof(p), uidlevel, keep[i]))) {
+		if (!fsfx_exists(fsfx_join(p, sizeof(p), uidlevel, keep[i]))) {
 			print_error("%s was removed\n", p);
 			fail();
 		}
 		assert_unchanged(&kept[i]);
 	}
 	assert_unchanged(&dotted_leaf);
-	assert_true(fstest_exists(path_of(fx, p, "base/4242/77.2/job/f")));
+	assert_true(fsfx_exists(path_of(fx, p, "base/4242/77.2/job/f")));
 	check_tree(fx, leaf, NULL, "78", "0");
 	check_dir(uidlevel, 0, 0, 0711);	/* not empty: kept */
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, uidlevel),
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, uidlevel),
 			 (long)(sizeof(keep) / sizeof(keep[0])));
 }
 
@@ -1027,9 +1014,9 @@ static void test_remove_job_drops_the_empty_uid_level(void **state)
 	assert_int_equal(remove_job(fx, USER_UID, JOBID, &rep, why), 0);
 	assert_int_equal(rep.removed, 1 + 3 + 3 + 1);	/* 77, 77/{0,batch}, then the uid level */
 	assert_int_equal(rep.failed, 0);
-	assert_false(fstest_exists(path_of(fx, p, "base/4242")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242")));
 	check_dir(fx->base, 0, 0, 0711);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, fx->base), 0);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, fx->base), 0);
 
 	/* and the next job of that user gets a fresh uid level */
 	create_ok(fx, &fx->ids, EXTC_MODE_LOCAL, leaf);
@@ -1045,7 +1032,7 @@ static void test_remove_job_when_nothing_exists(void **state)
 	assert_int_equal(remove_job(fx, USER_UID, JOBID, &rep, why), 0);	/* no base */
 	assert_int_equal(rep.removed, 0);
 	assert_int_equal(rep.failed, 0);
-	assert_false(fstest_exists(fx->base));
+	assert_false(fsfx_exists(fx->base));
 	assert_int_equal(prepare_base(fx, why), 0);
 	assert_int_equal(remove_job(fx, USER_UID, JOBID, &rep, why), 0);	/* no uid level */
 	assert_int_equal(rep.removed, 0);
@@ -1057,25 +1044,25 @@ static void test_remove_job_when_nothing_exists(void **state)
 static void test_remove_job_reports_a_mount_inside(void **state)
 {
 	struct fx *fx = *state;
-	struct fstest_sentinel src;
+	struct fsfx_sentinel src;
 	struct extc_rm_report rep;
 	char leaf[PATH_MAX], why[1024], p[PATH_MAX], mnt[PATH_MAX];
 
-	assert_int_equal(fstest_sentinel_dir(&src, path_of(fx, p, "src"), 0755, 0, 0), 0);
+	assert_int_equal(fsfx_sentinel_dir(&src, path_of(fx, p, "src"), 0755, 0, 0), 0);
 	create_ok(fx, &fx->ids, EXTC_MODE_LOCAL, leaf);
-	fstest_join(mnt, sizeof(mnt), leaf, "a");
-	if (fstest_bind(src.path, mnt) < 0) {
+	fsfx_join(mnt, sizeof(mnt), leaf, "a");
+	if (fsfx_bind(src.path, mnt) < 0) {
 		print_error("mount --bind: %s\n", strerror(errno));
 		fail();
 	}
-	strcpy(fx->mounts[fx->nmounts++], mnt);
+	assert_int_equal(fsfx_note_mount(&fx->fs, mnt), 0);
 	assert_int_equal(remove_job(fx, USER_UID, JOBID, &rep, why), -1);
 	assert_int_equal(rep.mounts, 1);
 	assert_contains(why, "mount points left alone 1");
-	assert_true(fstest_exists(fstest_join(p, sizeof(p), mnt, "keep")));
-	assert_int_equal(fstest_umount(mnt), 0);
-	fx->nmounts--;
-	assert_true(fstest_sentinel_intact(&src));
+	assert_true(fsfx_exists(fsfx_join(p, sizeof(p), mnt, "keep")));
+	assert_int_equal(fsfx_umount(mnt), 0);
+	fx->fs.nmounts--;
+	assert_true(fsfx_sentinel_intact(&src));
 }
 
 /* ---- shared base: the node level ------------------------------------------------------------------------------------- */
@@ -1089,9 +1076,9 @@ static void test_node_level(void **state)
 	fx->pol.node_name = "node01";
 	create_ok(fx, &fx->ids, EXTC_MODE_LOCAL, leaf);
 	check_tree(fx, leaf, "node01", "77", "0");
-	assert_false(fstest_exists(path_of(fx, p, "base/4242")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242")));
 	assert_int_equal(remove_job(fx, USER_UID, JOBID, &rep, why), 0);
-	assert_false(fstest_exists(path_of(fx, p, "base/node01/4242")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/node01/4242")));
 	check_dir(path_of(fx, p, "base/node01"), 0, 0, 0711);
 
 	/* another node's level is a different tree */
@@ -1188,7 +1175,7 @@ static void make_job(struct fx *fx, uid_t uid, uint32_t jobid, int *hold)
 		fail();
 	}
 	if (hold != NULL)
-		fx->fds++;	/* the caller keeps it open for a while */
+		fx->fs.fds++;	/* the caller keeps it open for a while */
 }
 
 static void test_sweep_removes_only_unheld_finished_jobs(void **state)
@@ -1220,35 +1207,35 @@ static void test_sweep_removes_only_unheld_finished_jobs(void **state)
 	assert_true(was_asked(&log, 77));
 	assert_true(was_asked(&log, 79));
 	assert_true(was_asked(&log, 80));
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/77")));
-	assert_false(fstest_exists(path_of(fx, p, "base/4343")));	/* emptied, then dropped */
-	assert_true(fstest_exists(path_of(fx, p, "base/4242/78/0/a")));
-	assert_true(fstest_exists(path_of(fx, p, "base/4242/79/0/a")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/77")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4343")));	/* emptied, then dropped */
+	assert_true(fsfx_exists(path_of(fx, p, "base/4242/78/0/a")));
+	assert_true(fsfx_exists(path_of(fx, p, "base/4242/79/0/a")));
 	check_dir(path_of(fx, p, "base/4242"), 0, 0, 0711);
 	assert_unchanged(&dotted);
 	assert_unchanged(&dotted_leaf);
 
 	/* the step ends (its descriptor closes): now nothing keeps either job */
 	close(hold78);
-	fx->fds--;
+	fx->fs.fds--;
 	assert_int_equal(sweep(fx, NULL, NULL, &rep, why), 0);
 	assert_int_equal(rep.jobs_removed, 2);
 	assert_int_equal(rep.held, 0);
 	assert_int_equal(rep.alive, 0);
 	assert_int_equal(rep.refused, 0);
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/78")));
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/79")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/78")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/79")));
 	/* the dotted level is still there, so the uid level is not empty and stays */
 	assert_unchanged(&dotted);
 	assert_unchanged(&dotted_leaf);
-	assert_true(fstest_exists(path_of(fx, p, "base/4242/77.2/0/f")));
+	assert_true(fsfx_exists(path_of(fx, p, "base/4242/77.2/0/f")));
 	check_dir(path_of(fx, p, "base/4242"), 0, 0, 0711);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, p), 1);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, p), 1);
 	check_dir(fx->base, 0, 0, 0711);
 	/* the uid level and the trash the leftovers were moved to */
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, fx->base), 2);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, fx->base), 2);
 	check_dir(path_of(fx, p, "base/.trash"), 0, 0, 0700);
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, p), 4);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, p), 4);
 }
 
 /* Every step of a job holds its level; the level is free only once the last one ends. */
@@ -1261,33 +1248,33 @@ static void test_sweep_respects_every_step_holding_the_job(void **state)
 	int hold0, hold1;
 
 	assert_int_equal(create_hold(fx, &ids, EXTC_MODE_JOB, leaf, why, &hold0), 0);
-	fx->fds++;
+	fx->fs.fds++;
 	ids.stepid = 1;
 	assert_int_equal(create_hold(fx, &ids, EXTC_MODE_JOB, leaf, why, &hold1), 0);
-	fx->fds++;
+	fx->fs.fds++;
 	close(hold0);
-	fx->fds--;
+	fx->fs.fds--;
 	assert_int_equal(sweep(fx, NULL, NULL, &rep, why), 0);
 	assert_int_equal(rep.held, 1);
 	assert_int_equal(rep.jobs_removed, 0);
-	assert_true(fstest_exists(leaf));
+	assert_true(fsfx_exists(leaf));
 	close(hold1);
-	fx->fds--;
+	fx->fs.fds--;
 	assert_int_equal(sweep(fx, NULL, NULL, &rep, why), 0);
 	assert_int_equal(rep.jobs_removed, 1);
-	assert_false(fstest_exists(path_of(fx, p, "base/4242")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242")));
 }
 
 static void test_sweep_leaves_unverified_levels_alone(void **state)
 {
 	struct fx *fx = *state;
 	struct extc_sweep_report rep;
-	struct fstest_sentinel outside;
+	struct fsfx_sentinel outside;
 	struct snapshot user_uid, user_job, odd[4];
 	char why[1024], p[PATH_MAX];
 	size_t i;
 
-	assert_int_equal(fstest_sentinel_dir(&outside, path_of(fx, p, "outside"), 0755, 0, 0), 0);
+	assert_int_equal(fsfx_sentinel_dir(&outside, path_of(fx, p, "outside"), 0755, 0, 0), 0);
 	make_job(fx, USER_UID, 5, NULL);		/* a genuine leftover */
 	/* a user-owned <uid> level and a user-owned <job> level: planted */
 	make_dir(path_of(fx, p, "base/4343"), OTHER_UID, OTHER_UID, 0755);
@@ -1311,13 +1298,13 @@ static void test_sweep_leaves_unverified_levels_alone(void **state)
 	assert_int_equal(sweep(fx, NULL, NULL, &rep, why), 0);
 	assert_int_equal(rep.jobs_removed, 1);
 	assert_int_equal(rep.refused, 3);		/* 4343, 4242/77, 4242/81 */
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/5")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/5")));
 	assert_unchanged(&user_uid);
 	assert_unchanged(&user_job);
 	for (i = 0; i < 4; i++)
 		assert_unchanged(&odd[i]);
-	assert_true(fstest_exists(path_of(fx, p, "base/4242/81")));
-	assert_true(fstest_sentinel_intact(&outside));
+	assert_true(fsfx_exists(path_of(fx, p, "base/4242/81")));
+	assert_true(fsfx_sentinel_intact(&outside));
 }
 
 static void test_sweep_when_nothing_exists(void **state)
@@ -1332,7 +1319,7 @@ static void test_sweep_when_nothing_exists(void **state)
 	assert_int_equal(rep.alive, 0);
 	assert_int_equal(rep.refused, 0);
 	assert_int_equal(rep.rm.removed, 0);
-	assert_false(fstest_exists(fx->base));		/* a sweep never creates */
+	assert_false(fsfx_exists(fx->base));		/* a sweep never creates */
 	assert_int_equal(prepare_base(fx, why), 0);
 	assert_int_equal(sweep(fx, NULL, NULL, &rep, why), 0);
 	assert_int_equal(rep.jobs_removed, 0);
@@ -1352,7 +1339,7 @@ static void test_sweep_refuses_a_squatted_base(void **state)
 	assert_int_equal(sweep(fx, NULL, NULL, &rep, why), -1);
 	assert_contains(why, fx->base);
 	assert_unchanged(&s);
-	assert_true(fstest_exists(p));
+	assert_true(fsfx_exists(p));
 }
 
 static void test_sweep_node_level(void **state)
@@ -1367,32 +1354,32 @@ static void test_sweep_node_level(void **state)
 	make_job(fx, USER_UID, 77, NULL);
 	assert_int_equal(sweep(fx, NULL, NULL, &rep, why), 0);	/* n2 sweeps its own tree */
 	assert_int_equal(rep.jobs_removed, 1);
-	assert_false(fstest_exists(path_of(fx, p, "base/n2/4242")));
-	assert_true(fstest_exists(path_of(fx, p, "base/n1/4242/77/0")));
+	assert_false(fsfx_exists(path_of(fx, p, "base/n2/4242")));
+	assert_true(fsfx_exists(path_of(fx, p, "base/n1/4242/77/0")));
 }
 
 /* A leftover that cannot be removed (a mount inside it) is reported, not counted as removed. */
 static void test_sweep_counts_only_what_it_removed(void **state)
 {
 	struct fx *fx = *state;
-	struct fstest_sentinel src;
+	struct fsfx_sentinel src;
 	struct extc_sweep_report rep;
 	char why[1024], p[PATH_MAX], mnt[PATH_MAX];
 
-	assert_int_equal(fstest_sentinel_dir(&src, path_of(fx, p, "src"), 0755, 0, 0), 0);
+	assert_int_equal(fsfx_sentinel_dir(&src, path_of(fx, p, "src"), 0755, 0, 0), 0);
 	make_job(fx, USER_UID, 77, NULL);
 	path_of(fx, mnt, "base/4242/77/0/a");
-	if (fstest_bind(src.path, mnt) < 0) {
+	if (fsfx_bind(src.path, mnt) < 0) {
 		print_error("mount --bind: %s\n", strerror(errno));
 		fail();
 	}
-	strcpy(fx->mounts[fx->nmounts++], mnt);
+	assert_int_equal(fsfx_note_mount(&fx->fs, mnt), 0);
 	/* the sweep moves the leftover, mount and all, out of reach in one rename */
 	assert_int_equal(sweep(fx, NULL, NULL, &rep, why), 0);
 	assert_int_equal(rep.jobs_removed, 1);
 	assert_int_equal(rep.jobs_failed, 0);
-	assert_false(fstest_exists(path_of(fx, p, "base/4242/77")));
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, path_of(fx, p, "base/.trash")), 1);
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/77")));
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, path_of(fx, p, "base/.trash")), 1);
 
 	/*
 	 * Emptying the trash never enters the mount: it detaches it (nobody
@@ -1409,9 +1396,9 @@ static void test_sweep_counts_only_what_it_removed(void **state)
 		assert_int_equal(trash.mounts, 0);
 		assert_int_equal(trash.detached, 1);
 		assert_int_equal(trash.failed, 0);
-		fx->nmounts--;
-		assert_true(fstest_sentinel_intact(&src));
-		assert_int_equal(fstest_count_entries_at(AT_FDCWD, path_of(fx, p, "base/.trash")), 0);
+		fx->fs.nmounts--;
+		assert_true(fsfx_sentinel_intact(&src));
+		assert_int_equal(fsfx_count_entries_at(AT_FDCWD, path_of(fx, p, "base/.trash")), 0);
 		/* a second emptier has nothing to say */
 		assert_int_equal(extc_tree_empty_trash(&fx->cfg, &fx->pol, &trash, why, 1024), 0);
 		assert_int_equal(trash.removed + trash.failed + trash.mounts + trash.detached, 0);
@@ -1443,7 +1430,7 @@ static void test_concurrent_job_mode_creates(void **state)
 					      &hold, why, sizeof(why));
 			if (rv == 0)
 				close(hold);	/* the step ends */
-			close(fx->rootfd);
+			close(fx->fs.rootfd);
 			_exit(rv == 0 ? 0 : 1);
 		}
 	}
@@ -1457,7 +1444,7 @@ static void test_concurrent_job_mode_creates(void **state)
 	assert_int_equal(ok, 8);
 	create_ok(fx, &fx->ids, EXTC_MODE_JOB, first);
 	check_tree(fx, first, NULL, "77", "job");
-	assert_int_equal(fstest_count_entries_at(AT_FDCWD, path_of(fx, leaf, "base/4242/77")), 1);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, path_of(fx, leaf, "base/4242/77")), 1);
 }
 
 /*
@@ -1485,7 +1472,7 @@ static void test_create_races_epilogs_of_other_jobs(void **state)
 				extc_tree_remove_job(&fx->cfg, &fx->pol, USER_UID, 1000 + (uint32_t)i,
 						     &rep, why, sizeof(why));
 			}
-			close(fx->rootfd);
+			close(fx->fs.rootfd);
 			_exit(0);
 		}
 	}

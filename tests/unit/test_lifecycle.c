@@ -20,6 +20,7 @@
 #include <slurm/spank.h>
 
 #include "fake_spank.h"
+#include "fsfixture.h"
 
 #define JOB_UID 4242
 #define JOB_GID 4343
@@ -35,8 +36,7 @@ static const struct fake_job step0 = {
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(tmpdir, "/tmp/extc-lifecycle.XXXXXX");
-	if (mkdtemp(tmpdir) == NULL)
+	if (fsfx_tmpdir(tmpdir, sizeof(tmpdir)) < 0)
 		return (-1);
 	snprintf(base, sizeof(base), "%s/base", tmpdir);
 	snprintf(base_arg, sizeof(base_arg), "base=%s", base);
@@ -45,11 +45,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return (system(cmd) == 0 ? 0 : -1);
+	return (fsfx_rmtree(tmpdir));
 }
 
 static bool exists(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -497,18 +494,25 @@ static void test_client_refuses_bad_input(void **state)
 static void test_seed_and_publish_lifecycle(void **state)
 {
 	char *av[] = { base_arg };
-	char seed[300], pub[300], path[PATH_MAX + 64], cmd[4 * PATH_MAX];
+	static const struct timespec jan_2023[2] = {
+		{ .tv_sec = 1672531200, .tv_nsec = 0 }, { .tv_sec = 1672531200, .tv_nsec = 0 },
+	};
+	char seed[300], pub[300], path[PATH_MAX + 64], dir[PATH_MAX];
 	gid_t groups[1] = { JOB_GID };
 	int fds = count_fds();
 
 	(void)state;
 	snprintf(seed, sizeof(seed), "%s/seed", tmpdir);
 	snprintf(pub, sizeof(pub), "%s/pub", tmpdir);
-	snprintf(cmd, sizeof(cmd), "chmod 0755 '%s' && mkdir -p '%s/torch_extensions/ext' && "
-		 "echo ELF > '%s/torch_extensions/ext/ext.so' && touch -d 2023-01-01 "
-		 "'%s/torch_extensions/ext/ext.so' && mkdir '%s' && chown -R %d:%d '%s' '%s'", tmpdir, seed,
-		 seed, seed, pub, JOB_UID, JOB_GID, seed, pub);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chmod(tmpdir, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/torch_extensions/ext", seed);
+	assert_int_equal(fsfx_mkdirs_path(dir), 0);
+	assert_int_equal(fsfx_write_at(AT_FDCWD, fsfx_join(path, sizeof(path), dir, "ext.so"),
+				       "ELF\n", 0644), 0);
+	assert_int_equal(utimensat(AT_FDCWD, path, jan_2023, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(mkdir(pub, 0755), 0);
+	assert_int_equal(fsfx_chown_tree(seed, JOB_UID, JOB_GID), 0);
+	assert_int_equal(fsfx_chown_tree(pub, JOB_UID, JOB_GID), 0);
 
 	fake_reset(S_CTX_REMOTE, &step0);
 	fake_set_groups(groups, 1);
@@ -536,10 +540,12 @@ static void test_seed_and_publish_lifecycle(void **state)
 		assert_int_equal(sb.st_mtime, 1672531200);	/* 2023-01-01 UTC, kept */
 	}
 	/* the step builds something of its own, then ends */
-	snprintf(cmd, sizeof(cmd), "mkdir '%s/%d/77/0/torch_extensions/mine' && echo ELF > "
-		 "'%s/%d/77/0/torch_extensions/mine/mine.so' && chown -R %d:%d '%s/%d/77/0'",
-		 base, JOB_UID, base, JOB_UID, JOB_UID, JOB_GID, base, JOB_UID);
-	assert_int_equal(system(cmd), 0);
+	snprintf(dir, sizeof(dir), "%s/%d/77/0/torch_extensions/mine", base, JOB_UID);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(fsfx_write_at(AT_FDCWD, fsfx_join(path, sizeof(path), dir, "mine.so"),
+				       "ELF\n", 0644), 0);
+	snprintf(dir, sizeof(dir), "%s/%d/77/0", base, JOB_UID);
+	assert_int_equal(fsfx_chown_tree(dir, JOB_UID, JOB_GID), 0);
 	assert_int_equal(run_task_init(1, av), 0);
 	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
 	if (!fake_log_has("verbose", "published to"))

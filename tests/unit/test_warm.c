@@ -20,7 +20,7 @@
 
 #include "as_user.h"
 #include "fs_remove.h"
-#include "fstest.h"
+#include "fsfixture.h"
 #include "manifest.h"
 #include "text.h"
 #include "warm_copy.h"
@@ -28,24 +28,19 @@
 
 #define NOBODY 65534
 
-static char top[PATH_MAX];
-static int topfd = -1;
+static struct fsfx fx;		/* the directory every test works in */
 static const char *const subdirs[] = { "torch_extensions", "triton" };
 
 static int setup(void **state)
 {
 	(void)state;
-	if (fstest_tmpdir(top, sizeof(top)) < 0)
-		return (-1);
-	topfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return (topfd < 0 ? -1 : 0);
+	return (fsfx_setup(&fx, 0700));
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	close(topfd);
-	return (fstest_rmrf(top));
+	return (fsfx_teardown(&fx));
 }
 
 static void opts_init(struct extc_warm_opts *o)
@@ -60,24 +55,23 @@ static void opts_init(struct extc_warm_opts *o)
 static int mkdirs(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int mkdirs(const char *fmt, ...)
 {
-	char rel[PATH_MAX], cmd[2 * PATH_MAX];
+	char rel[PATH_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(rel, sizeof(rel), fmt, ap);
 	va_end(ap);
-	extc_fmt(cmd, sizeof(cmd), "mkdir -p '%s/%s'", top, rel);
-	return (system(cmd));
+	return (fsfx_mkdirs(&fx, rel));
 }
 
 static void put(const char *rel, const char *content)
 {
-	assert_int_equal(fstest_write_at(topfd, rel, content, 0644), 0);
+	assert_int_equal(fsfx_write_at(fx.rootfd, rel, content, 0644), 0);
 }
 
 static int opendir_at(const char *rel)
 {
-	int fd = openat(topfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(fx.rootfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	assert_true(fd >= 0);
 	return (fd);
@@ -85,7 +79,7 @@ static int opendir_at(const char *rel)
 
 static bool there(const char *rel)
 {
-	return (fstest_exists_at(topfd, rel));
+	return (fsfx_exists_at(fx.rootfd, rel));
 }
 
 /* A cache as a step leaves it: complete builds, a locked one, one without .so, Triton entries. */
@@ -98,18 +92,18 @@ static void make_cache(const char *root)
 	assert_int_equal(mkdirs("%s/torch_extensions/noso", root), 0);
 	assert_int_equal(mkdirs("%s/torch_extensions/py311_cpu/grouped", root), 0);
 	assert_int_equal(mkdirs("%s/triton/abc", root), 0);
-	put(fstest_join(p, sizeof(p), root, "torch_extensions/good/build.ninja"), "rule cxx\n");
-	put(fstest_join(p, sizeof(p), root, "torch_extensions/good/good.so"), "ELF good");
-	put(fstest_join(p, sizeof(p), root, "torch_extensions/good/main.o"), "obj");
-	put(fstest_join(p, sizeof(p), root, "torch_extensions/locked/build.ninja"), "rule cxx\n");
-	put(fstest_join(p, sizeof(p), root, "torch_extensions/locked/locked.so"), "ELF half");
-	put(fstest_join(p, sizeof(p), root, "torch_extensions/locked/lock"), "");
-	put(fstest_join(p, sizeof(p), root, "torch_extensions/noso/build.ninja"), "rule cxx\n");
-	put(fstest_join(p, sizeof(p), root, "torch_extensions/noso/main.o"), "obj");
-	put(fstest_join(p, sizeof(p), root, "torch_extensions/py311_cpu/grouped/grouped.so"), "ELF g");
-	put(fstest_join(p, sizeof(p), root, "triton/abc/kernel.json"), "{}");
-	put(fstest_join(p, sizeof(p), root, "triton/abc/lock"), "");
-	put(fstest_join(p, sizeof(p), root, "triton/top.bin"), "bin");
+	put(fsfx_join(p, sizeof(p), root, "torch_extensions/good/build.ninja"), "rule cxx\n");
+	put(fsfx_join(p, sizeof(p), root, "torch_extensions/good/good.so"), "ELF good");
+	put(fsfx_join(p, sizeof(p), root, "torch_extensions/good/main.o"), "obj");
+	put(fsfx_join(p, sizeof(p), root, "torch_extensions/locked/build.ninja"), "rule cxx\n");
+	put(fsfx_join(p, sizeof(p), root, "torch_extensions/locked/locked.so"), "ELF half");
+	put(fsfx_join(p, sizeof(p), root, "torch_extensions/locked/lock"), "");
+	put(fsfx_join(p, sizeof(p), root, "torch_extensions/noso/build.ninja"), "rule cxx\n");
+	put(fsfx_join(p, sizeof(p), root, "torch_extensions/noso/main.o"), "obj");
+	put(fsfx_join(p, sizeof(p), root, "torch_extensions/py311_cpu/grouped/grouped.so"), "ELF g");
+	put(fsfx_join(p, sizeof(p), root, "triton/abc/kernel.json"), "{}");
+	put(fsfx_join(p, sizeof(p), root, "triton/abc/lock"), "");
+	put(fsfx_join(p, sizeof(p), root, "triton/top.bin"), "bin");
 }
 
 static void test_filters_leave_out_locks_and_incomplete_builds(void **state)
@@ -157,29 +151,29 @@ static void test_mtimes_kept_to_the_nanosecond(void **state)
 	opts_init(&o);
 	make_cache("m/src");
 	assert_int_equal(mkdirs("m/dst"), 0);
-	assert_int_equal(symlinkat("good.so", topfd, "m/src/torch_extensions/good/alias.so"), 0);
-	assert_int_equal(utimensat(topfd, "m/src/torch_extensions/good/main.o", ts, 0), 0);
+	assert_int_equal(symlinkat("good.so", fx.rootfd, "m/src/torch_extensions/good/alias.so"), 0);
+	assert_int_equal(utimensat(fx.rootfd, "m/src/torch_extensions/good/main.o", ts, 0), 0);
 	ts[1].tv_nsec = 111111111;
-	assert_int_equal(utimensat(topfd, "m/src/torch_extensions/good/alias.so", ts,
+	assert_int_equal(utimensat(fx.rootfd, "m/src/torch_extensions/good/alias.so", ts,
 				   AT_SYMLINK_NOFOLLOW), 0);
 	ts[1].tv_nsec = 222222222;
-	assert_int_equal(utimensat(topfd, "m/src/torch_extensions/good", ts, 0), 0);
+	assert_int_equal(utimensat(fx.rootfd, "m/src/torch_extensions/good", ts, 0), 0);
 	src = opendir_at("m/src");
 	dst = opendir_at("m/dst");
 	assert_int_equal(extc_warm_copy_tree(src, dst, &o, &st, why, sizeof(why)), 0);
-	assert_int_equal(fstatat(topfd, "m/dst/torch_extensions/good/main.o", &b, 0), 0);
+	assert_int_equal(fstatat(fx.rootfd, "m/dst/torch_extensions/good/main.o", &b, 0), 0);
 	assert_int_equal(b.st_mtim.tv_sec, 1500000000);
 	assert_int_equal(b.st_mtim.tv_nsec, 987654321);
-	assert_int_equal(fstatat(topfd, "m/dst/torch_extensions/good/alias.so", &b,
+	assert_int_equal(fstatat(fx.rootfd, "m/dst/torch_extensions/good/alias.so", &b,
 				 AT_SYMLINK_NOFOLLOW), 0);
 	assert_int_equal(b.st_mtim.tv_nsec, 111111111);
 	/* the directory's own time, set after its contents were written */
-	assert_int_equal(fstatat(topfd, "m/dst/torch_extensions/good", &b, 0), 0);
+	assert_int_equal(fstatat(fx.rootfd, "m/dst/torch_extensions/good", &b, 0), 0);
 	assert_int_equal(b.st_mtim.tv_sec, 1500000000);
 	assert_int_equal(b.st_mtim.tv_nsec, 222222222);
 	/* every file: same mtime, same mode, same content size */
-	assert_int_equal(fstatat(topfd, "m/src/triton/abc/kernel.json", &a, 0), 0);
-	assert_int_equal(fstatat(topfd, "m/dst/triton/abc/kernel.json", &b, 0), 0);
+	assert_int_equal(fstatat(fx.rootfd, "m/src/triton/abc/kernel.json", &a, 0), 0);
+	assert_int_equal(fstatat(fx.rootfd, "m/dst/triton/abc/kernel.json", &b, 0), 0);
 	assert_int_equal(a.st_mtim.tv_sec, b.st_mtim.tv_sec);
 	assert_int_equal(a.st_mtim.tv_nsec, b.st_mtim.tv_nsec);
 	assert_int_equal(a.st_mode, b.st_mode);
@@ -203,19 +197,19 @@ static void test_symlinks_copied_not_followed(void **state)
 	assert_int_equal(mkdirs("s/outside"), 0);
 	put("s/outside/secret", "secret");
 	assert_int_equal(mkdirs("s/dst"), 0);
-	assert_int_equal(symlinkat("../../../outside/secret", topfd, "s/src/triton/k/file"), 0);
-	assert_int_equal(symlinkat("../../outside", topfd, "s/src/triton/dirlink"), 0);
-	assert_int_equal(mkfifoat(topfd, "s/src/triton/k/fifo", 0600), 0);
+	assert_int_equal(symlinkat("../../../outside/secret", fx.rootfd, "s/src/triton/k/file"), 0);
+	assert_int_equal(symlinkat("../../outside", fx.rootfd, "s/src/triton/dirlink"), 0);
+	assert_int_equal(mkfifoat(fx.rootfd, "s/src/triton/k/fifo", 0600), 0);
 	src = opendir_at("s/src");
 	dst = opendir_at("s/dst");
 	assert_int_equal(extc_warm_copy_tree(src, dst, &o, &st, why, sizeof(why)), 0);
-	assert_int_equal(fstatat(topfd, "s/dst/triton/k/file", &sb, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(fx.rootfd, "s/dst/triton/k/file", &sb, AT_SYMLINK_NOFOLLOW), 0);
 	assert_true(S_ISLNK(sb.st_mode));
-	n = readlinkat(topfd, "s/dst/triton/k/file", target, sizeof(target) - 1);
+	n = readlinkat(fx.rootfd, "s/dst/triton/k/file", target, sizeof(target) - 1);
 	assert_true(n > 0);
 	target[n] = '\0';
 	assert_string_equal(target, "../../../outside/secret");
-	assert_int_equal(fstatat(topfd, "s/dst/triton/dirlink", &sb, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(fx.rootfd, "s/dst/triton/dirlink", &sb, AT_SYMLINK_NOFOLLOW), 0);
 	assert_true(S_ISLNK(sb.st_mode));
 	assert_false(there("s/dst/triton/k/fifo"));	/* special files are left out */
 	assert_int_equal(st.links, 2);
@@ -248,7 +242,7 @@ static void test_seed_copies_and_a_second_seed_does_nothing(void **state)
 	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), 0);
 	assert_true(there("sd/leaf/torch_extensions/good/good.so"));
 	assert_true(there("sd/leaf/triton/top.bin"));
-	assert_int_equal(fstest_count_entries_at(topfd, "sd/leaf"), 2);	/* no stage left */
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "sd/leaf"), 2);	/* no stage left */
 	/* job mode: a later step finds files and seeds nothing over them */
 	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), 1);
 	close(src);
@@ -271,9 +265,9 @@ static void test_seed_max_exceeded_copies_nothing(void **state)
 	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "it holds 30 bytes, more than the 10 bytes the admin allows"));
 	assert_non_null(strstr(why, "nothing was copied"));
-	assert_int_equal(fstest_count_entries_at(topfd, "sm/leaf"), 2);
-	assert_int_equal(fstest_count_entries_at(topfd, "sm/leaf/torch_extensions"), 0);
-	assert_int_equal(fstest_count_entries_at(topfd, "sm/leaf/triton"), 0);
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "sm/leaf"), 2);
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "sm/leaf/torch_extensions"), 0);
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "sm/leaf/triton"), 0);
 	/* the same limit while copying: a tree that grew stops the copy */
 	assert_int_equal(mkdirs("sm/dst"), 0);
 	close(leaf);
@@ -296,9 +290,9 @@ static int seed_as_nobody(void *arg, void *res, size_t reslen)
 	int src, leaf;
 
 	opts_init(&o);
-	extc_fmt(path, sizeof(path), "%s/%s/src", top, rel);
+	extc_fmt(path, sizeof(path), "%s/%s/src", fx.root, rel);
 	src = open(path, O_RDONLY | O_DIRECTORY);
-	extc_fmt(path, sizeof(path), "%s/%s/leaf", top, rel);
+	extc_fmt(path, sizeof(path), "%s/%s/leaf", fx.root, rel);
 	leaf = open(path, O_RDONLY | O_DIRECTORY);
 	if (src < 0 || leaf < 0)
 		return (extc_fmt(res, reslen, "open: %s", strerror(errno)), -1);
@@ -308,22 +302,22 @@ static int seed_as_nobody(void *arg, void *res, size_t reslen)
 static void test_seed_failure_as_the_user_leaves_nothing(void **state)
 {
 	struct extc_creds cr = { NOBODY, NOBODY, NULL, 0 };
-	char res[512], why[256], cmd[PATH_MAX + 64];
+	char res[512], why[256], p[PATH_MAX];
 
 	(void)state;
 	make_cache("sf/src");
 	put("sf/src/triton/private", "root's");
-	assert_int_equal(fchmodat(topfd, "sf/src/triton/private", 0600, 0), 0);
+	assert_int_equal(fchmodat(fx.rootfd, "sf/src/triton/private", 0600, 0), 0);
 	close(make_leaf("sf/leaf"));
-	extc_fmt(cmd, sizeof(cmd), "chown -R %d '%s/sf/leaf' && chmod 0755 '%s' '%s/sf'", NOBODY,
-		 top, top, top);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fsfx_chown_tree(fsfx_path(&fx, p, "sf/leaf"), NOBODY, (gid_t)-1), 0);
+	assert_int_equal(chmod(fx.root, 0755), 0);
+	assert_int_equal(chmod(fsfx_path(&fx, p, "sf"), 0755), 0);
 	assert_int_equal(extc_as_user(&cr, 10000, seed_as_nobody, "sf", res, sizeof(res), why,
 				      sizeof(why)), 0);
 	assert_non_null(strstr(res, "triton/private: cannot open: Permission denied"));
-	assert_int_equal(fstest_count_entries_at(topfd, "sf/leaf"), 2);
-	assert_int_equal(fstest_count_entries_at(topfd, "sf/leaf/torch_extensions"), 0);
-	assert_int_equal(fstest_count_entries_at(topfd, "sf/leaf/triton"), 0);
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "sf/leaf"), 2);
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "sf/leaf/torch_extensions"), 0);
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "sf/leaf/triton"), 0);
 }
 
 /* ---- publishing ------------------------------------------------------------ */
@@ -360,7 +354,7 @@ static void test_publish_only_complete_entries(void **state)
 	assert_true(there("p/pub/.ext-cache-manifest"));
 	assert_int_equal(rep.published, 4);	/* good, grouped, triton/abc, triton/top.bin */
 	assert_int_equal(rep.incomplete, 2);
-	assert_int_equal(fstest_count_entries_at(topfd, "p/pub"), 3);	/* no temporary manifest */
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "p/pub"), 3);	/* no temporary manifest */
 	/* again: everything is there already */
 	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), 0);
 	assert_int_equal(rep.published, 0);
@@ -380,12 +374,12 @@ static void make_inductor_cache(const char *root)
 	assert_int_equal(mkdirs("%s/torchinductor/locks", root), 0);
 	assert_int_equal(mkdirs("%s/triton/locks", root), 0);
 	assert_int_equal(mkdirs("%s/torch_extensions", root), 0);
-	put(fstest_join(p, sizeof(p), root, "torchinductor/fxgraph/46/f4633/y3pj"), "graph");
-	put(fstest_join(p, sizeof(p), root, "torchinductor/aotautograd/a5e4/entry"), "aot");
-	put(fstest_join(p, sizeof(p), root, "torchinductor/4s/c4sm.cpp"), "cpp");
-	put(fstest_join(p, sizeof(p), root, "torchinductor/4s/c4sm.so"), "ELF");
-	put(fstest_join(p, sizeof(p), root, "torchinductor/locks/c4sm.lock"), "");
-	put(fstest_join(p, sizeof(p), root, "triton/locks/kept"), "not Inductor's");
+	put(fsfx_join(p, sizeof(p), root, "torchinductor/fxgraph/46/f4633/y3pj"), "graph");
+	put(fsfx_join(p, sizeof(p), root, "torchinductor/aotautograd/a5e4/entry"), "aot");
+	put(fsfx_join(p, sizeof(p), root, "torchinductor/4s/c4sm.cpp"), "cpp");
+	put(fsfx_join(p, sizeof(p), root, "torchinductor/4s/c4sm.so"), "ELF");
+	put(fsfx_join(p, sizeof(p), root, "torchinductor/locks/c4sm.lock"), "");
+	put(fsfx_join(p, sizeof(p), root, "triton/locks/kept"), "not Inductor's");
 }
 
 static const char *const subdirs3[] = { "torch_extensions", "triton", "torchinductor" };
@@ -447,7 +441,7 @@ static void ctime_of(const char *rel, struct timespec *t)
 {
 	struct stat sb;
 
-	assert_int_equal(fstatat(topfd, rel, &sb, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(fx.rootfd, rel, &sb, AT_SYMLINK_NOFOLLOW), 0);
 	*t = sb.st_ctim;
 }
 
@@ -473,7 +467,7 @@ static void test_publish_removes_only_old_stages_of_this_user(void **state)
 	put("s/pub/.ext-cache-manifest.n9.7", "half");
 	/* another user's abandoned stage, and look-alikes that are not stages */
 	assert_int_equal(mkdirs("s/pub/triton/.ext-cache-stage.n8.5.0"), 0);
-	assert_int_equal(fchownat(topfd, "s/pub/triton/.ext-cache-stage.n8.5.0", NOBODY, NOBODY,
+	assert_int_equal(fchownat(fx.rootfd, "s/pub/triton/.ext-cache-stage.n8.5.0", NOBODY, NOBODY,
 				  AT_SYMLINK_NOFOLLOW), 0);
 	put("s/pub/triton/.ext-cache-stagex", "keep");
 	put("s/pub/triton/keep.ext-cache-stage.1", "keep");
@@ -556,7 +550,7 @@ static void test_concurrent_publish_one_wins(void **state)
 		/* a few large objects widen the window in which the racers overlap */
 		for (i = 0; i < 16; i++) {
 			extc_fmt(name, sizeof(name), "%s/torch_extensions/ext/o%d.o", leafrel, i);
-			fd = openat(topfd, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+			fd = openat(fx.rootfd, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
 			assert_true(fd >= 0);
 			assert_int_equal(write(fd, big, sizeof(big)), (ssize_t)sizeof(big));
 			close(fd);
@@ -578,8 +572,8 @@ static void test_concurrent_publish_one_wins(void **state)
 				opts_init(&o);
 				extc_fmt(tag, sizeof(tag), "n%d.%ld", i, (long)getpid());
 				o.tag = tag;
-				leaf = openat(topfd, leafrel, O_RDONLY | O_DIRECTORY);
-				dir = openat(topfd, pubrel, O_RDONLY | O_DIRECTORY);
+				leaf = openat(fx.rootfd, leafrel, O_RDONLY | O_DIRECTORY);
+				dir = openat(fx.rootfd, pubrel, O_RDONLY | O_DIRECTORY);
 				if (read(go[0], &c, 1) < 0 || leaf < 0 || dir < 0)
 					_exit(2);
 				if (extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)) < 0)
@@ -612,15 +606,15 @@ static void test_concurrent_publish_one_wins(void **state)
 			assert_int_equal(others, RACERS - 1);
 			assert_int_equal(failed, 0);
 			extc_fmt(rel, sizeof(rel), "%s/torch_extensions", pubrel);
-			assert_int_equal(fstest_count_entries_at(topfd, rel), 1);	/* no stage left */
+			assert_int_equal(fsfx_count_entries_at(fx.rootfd, rel), 1);	/* no stage left */
 			extc_fmt(rel, sizeof(rel), "%s/torch_extensions/ext", pubrel);
-			assert_int_equal(fstest_count_entries_at(topfd, rel), 17);	/* complete */
+			assert_int_equal(fsfx_count_entries_at(fx.rootfd, rel), 17);	/* complete */
 			for (i = 0; i < 16; i++) {
 				extc_fmt(name, sizeof(name), "%s/torch_extensions/ext/o%d.o", pubrel, i);
-				assert_int_equal(fstest_read_at(topfd, name, buf, sizeof(buf)),
+				assert_int_equal(fsfx_read_at(fx.rootfd, name, buf, sizeof(buf)),
 						 (long)sizeof(big) - 1);
 			}
-			assert_int_equal(fstest_count_entries_at(topfd, pubrel), 2);	/* + manifest */
+			assert_int_equal(fsfx_count_entries_at(fx.rootfd, pubrel), 2);	/* + manifest */
 		}
 	}
 	munmap(shared, sizeof(*shared) * RACERS);
@@ -646,7 +640,7 @@ static void test_publish_refuses_a_directory_of_another_key(void **state)
 	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "SLURM_EXT_CACHE_KEY='torch2.0-cu118-py310-sm80'"));
 	assert_non_null(strstr(why, "this job has 'torch2.1-cu121-py311-sm90'"));
-	assert_int_equal(fstest_count_entries_at(topfd, "pk/pub"), 1);	/* only the manifest */
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "pk/pub"), 1);	/* only the manifest */
 	close(leaf);
 	close(dir);
 }
@@ -736,7 +730,7 @@ static void test_seed_refused_on_manifest_mismatch_reads_the_file(void **state)
 	assert_int_equal(extc_manifest_write(dir, &mine, true, "t", why, sizeof(why)), 1);
 	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), 0);
 	assert_string_equal(there.key, "a");
-	assert_int_equal(fstest_count_entries_at(topfd, "mm"), 1);
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "mm"), 1);
 	close(dir);
 }
 
@@ -752,9 +746,9 @@ static void test_isa_fingerprint(void **state)
 	{
 		char p[PATH_MAX];
 
-		assert_int_equal(extc_isa_fingerprint(fstest_join(p, sizeof(p), top, "cpu1"), a, sizeof(a)), 0);
-		assert_int_equal(extc_isa_fingerprint(fstest_join(p, sizeof(p), top, "cpu2"), b, sizeof(b)), 0);
-		assert_int_equal(extc_isa_fingerprint(fstest_join(p, sizeof(p), top, "cpu3"), c, sizeof(c)), 0);
+		assert_int_equal(extc_isa_fingerprint(fsfx_join(p, sizeof(p), fx.root, "cpu1"), a, sizeof(a)), 0);
+		assert_int_equal(extc_isa_fingerprint(fsfx_join(p, sizeof(p), fx.root, "cpu2"), b, sizeof(b)), 0);
+		assert_int_equal(extc_isa_fingerprint(fsfx_join(p, sizeof(p), fx.root, "cpu3"), c, sizeof(c)), 0);
 	}
 	assert_string_equal(a, b);	/* spacing does not matter */
 	assert_string_not_equal(a, c);	/* flags do */

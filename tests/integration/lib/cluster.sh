@@ -245,7 +245,7 @@ lab_stop() {
         [[ $next =~ ^[0-9]+$ ]] && echo "$next" >"$LAB/run/next_job_id" 2>/dev/null
         jobs=$(_lab_sl squeue -h -o '%A' 2>/dev/null)
         if [ -n "$jobs" ]; then
-            # shellcheck disable=SC2086
+            # shellcheck disable=SC2086  # a list of job ids, split into words on purpose
             _lab_sl scancel $jobs >/dev/null 2>&1
             # wait (bounded) for the jobs to end and their epilogs to run;
             # jobs on a node whose slurmd is gone can never finish: skip them
@@ -775,7 +775,7 @@ _lab_spawn_slurmd() {
     local n=$1
     # Inside the new namespace: node-local /tmp and /var/tmp, then slurmd.
     # unshare without --fork execs, so the recorded pid is slurmd's.
-    # shellcheck disable=SC2016
+    # shellcheck disable=SC2016  # expanded by the shell inside the namespace
     _lab_spawn "$LAB/run/lab-slurmd-$n.pid" "$LAB/log/slurmd-$n.out" \
         unshare -m --propagation private -- bash -c '
             set -e
