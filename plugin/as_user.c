@@ -17,6 +17,7 @@
 
 #include "as_user.h"
 #include "child.h"
+#include "clock.h"
 #include "fs_remove.h"
 #include "text.h"
 

@@ -6,6 +6,7 @@
 #include <slurm/spank.h>
 
 #include "background.h"
+#include "clock.h"
 #include "config.h"
 #include "ctl_query.h"
 #include "ctx_node.h"

@@ -7,6 +7,7 @@
 
 #include <slurm/spank.h>
 
+#include "clock.h"
 #include "config.h"
 #include "ctx_step.h"
 #include "envvars.h"

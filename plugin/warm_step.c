@@ -13,6 +13,7 @@
 #include <slurm/spank.h>
 
 #include "as_user.h"
+#include "clock.h"
 #include "fs_remove.h"
 #include "layout.h"
 #include "log.h"

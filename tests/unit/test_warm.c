@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "as_user.h"
+#include "clock.h"
 #include "fs_remove.h"
 #include "fstest.h"
 #include "manifest.h"
