@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EXTC_MANIFEST_NAME ".ext-cache-manifest"
+#include "warm_names.h"
+
+#define EXTC_MANIFEST_NAME EXTC_OWN_PREFIX "manifest"
 #define EXTC_MANIFEST_MAX 4096	/* a longer file is not ours */
 
 struct extc_manifest {

@@ -21,17 +21,28 @@
 #include "option.h"
 #include "text.h"
 #include "warm_copy.h"
+#include "warm_data.h"
 #include "warm_path.h"
+#include "warm_publish.h"
+#include "warm_seed.h"
 #include "warm_step.h"
+#include "warm_sweep.h"
 
 #define NOTICES_MAX 4
 #define CPUINFO "/proc/cpuinfo"
 
+/* Where the step's seed or publish directory was named. */
+enum source {
+	SOURCE_OPTION,		/* --ext-cache-seed / --ext-cache-publish */
+	SOURCE_ENV,		/* SLURM_EXT_CACHE_SEED / SLURM_EXT_CACHE_PUBLISH */
+	SOURCE_ADMIN,		/* the admin's seed= pattern */
+};
+
 static struct {
 	char seed[EXTC_WARM_PATH_MAX + 1];
-	const char *seed_from;		/* "--ext-cache-seed", "SLURM_EXT_CACHE_SEED" or "seed=" */
+	enum source seed_from;
 	char publish[EXTC_WARM_PATH_MAX + 1];
-	const char *publish_from;
+	enum source publish_from;
 	char key[EXTC_WARM_KEY_MAX + 1];
 	char node[EXTC_NODE_NAME_MAX + 1];
 	bool publish_refused;		/* user_init found it unusable: nothing to try at exit */
@@ -51,7 +62,7 @@ struct child_arg {
 };
 
 struct seed_res {
-	int seed_rc;		/* 0 seeded, 1 leaf not fresh, 2 seed absent, -1 refused */
+	enum extc_seed_result seed;
 	bool unchecked;		/* the seed had no manifest */
 	int publish_rc;		/* 0 usable (or to be made), -1 refused */
 	uint64_t ns;
@@ -85,6 +96,30 @@ void extc_warm_step_reset(void)
 	memset(&warm, 0, sizeof(warm));
 }
 
+/* The source as the user wrote it, for messages. */
+static const char *source_text(enum source from, bool seed)
+{
+	switch (from) {
+	case SOURCE_OPTION:
+		return (seed ? "--ext-cache-seed" : "--ext-cache-publish");
+	case SOURCE_ENV:
+		return (seed ? EXTC_ENV_SEED : EXTC_ENV_PUBLISH);
+	case SOURCE_ADMIN:
+		break;
+	}
+	return ("seed=");
+}
+
+static const char *seed_from(void)
+{
+	return (source_text(warm.seed_from, true));
+}
+
+static const char *publish_from(void)
+{
+	return (source_text(warm.publish_from, false));
+}
+
 static const char *shown(const char *value, char *buf, size_t len)
 {
 	extc_escape(value, 80, buf, len);
@@ -92,15 +127,15 @@ static const char *shown(const char *value, char *buf, size_t len)
 }
 
 /* Option, then environment; 'from' says which. Returns NULL when neither is given. */
-static const char *user_value(spank_t sp, const char *option, const char *option_name,
-			      const char *env, char *buf, int len, const char **from)
+static const char *user_value(spank_t sp, const char *option, const char *env, char *buf, int len,
+			      enum source *from)
 {
 	if (option != NULL) {
-		*from = option_name;
+		*from = SOURCE_OPTION;
 		return (option);
 	}
 	if (spank_getenv(sp, env, buf, len) == ESPANK_SUCCESS) {
-		*from = env;
+		*from = SOURCE_ENV;
 		return (buf);
 	}
 	return (NULL);
@@ -152,7 +187,7 @@ static void admin_seed(const struct extc_config *cfg, uid_t uid)
 		warm.seed[0] = '\0';
 		return;
 	}
-	warm.seed_from = "seed=";
+	warm.seed_from = SOURCE_ADMIN;
 }
 
 void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
@@ -163,28 +198,28 @@ void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const str
 	spank_err_t rc;
 
 	extc_warm_step_reset();
-	v = user_value(sp, extc_option_seed(), "--ext-cache-seed", EXTC_ENV_SEED, envbuf,
-		       sizeof(envbuf), &warm.seed_from);
-	if (v != NULL && extc_warm_check_dir(v, warm.seed_from, why, sizeof(why)) < 0)
+	v = user_value(sp, extc_option_seed(), EXTC_ENV_SEED, envbuf, sizeof(envbuf),
+		       &warm.seed_from);
+	if (v != NULL && extc_warm_check_dir(v, seed_from(), why, sizeof(why)) < 0)
 		notice("%s; not seeded", why);
 	else if (v != NULL && !has_dir)
 		notice("%s=%s: ignored: this step has no private cache directory (ask for one with "
-		       "--ext-cache=local or --ext-cache=job)", warm.seed_from, shown(v, buf, sizeof(buf)));
+		       "--ext-cache=local or --ext-cache=job)", seed_from(), shown(v, buf, sizeof(buf)));
 	else if (v != NULL && cfg->seed_max == 0)
 		notice("%s=%s: ignored: seeding is disabled on this cluster (seed_max=0)",
-		       warm.seed_from, shown(v, buf, sizeof(buf)));
+		       seed_from(), shown(v, buf, sizeof(buf)));
 	else if (v != NULL)
 		strcpy(warm.seed, v);
 	else if (has_dir)
 		admin_seed(cfg, ids->uid);
 
-	v = user_value(sp, extc_option_publish(), "--ext-cache-publish", EXTC_ENV_PUBLISH, envbuf,
-		       sizeof(envbuf), &warm.publish_from);
-	if (v != NULL && extc_warm_check_dir(v, warm.publish_from, why, sizeof(why)) < 0)
+	v = user_value(sp, extc_option_publish(), EXTC_ENV_PUBLISH, envbuf, sizeof(envbuf),
+		       &warm.publish_from);
+	if (v != NULL && extc_warm_check_dir(v, publish_from(), why, sizeof(why)) < 0)
 		notice("%s; nothing will be published", why);
 	else if (v != NULL && !has_dir)
 		notice("%s=%s: ignored: this step has no private cache directory (ask for one with "
-		       "--ext-cache=local or --ext-cache=job)", warm.publish_from,
+		       "--ext-cache=local or --ext-cache=job)", publish_from(),
 		       shown(v, buf, sizeof(buf)));
 	else if (v != NULL)
 		strcpy(warm.publish, v);
@@ -267,7 +302,7 @@ static void child_seed(struct child_arg *a, int leaffd, struct seed_res *r)
 	int ret;
 
 	if (fd < 0) {
-		r->seed_rc = errno == ENOENT ? 2 : -1;
+		r->seed = errno == ENOENT ? EXTC_SEED_ABSENT : EXTC_SEED_REFUSED;
 		extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open it: %s", strerror(errno));
 		return;
 	}
@@ -277,9 +312,9 @@ static void child_seed(struct child_arg *a, int leaffd, struct seed_res *r)
 		ret = -1;
 	r->unchecked = ret == 1;
 	if (ret < 0)
-		r->seed_rc = -1;
+		r->seed = EXTC_SEED_REFUSED;
 	else
-		r->seed_rc = extc_warm_seed(fd, leaffd, &a->opts, &r->st, r->seed_why,
+		r->seed = extc_warm_seed(fd, leaffd, &a->opts, &r->st, r->seed_why,
 					    sizeof(r->seed_why));
 	r->ns = extc_monotonic_ns() - t0;
 	close(fd);
@@ -319,7 +354,7 @@ static int seed_child(void *varg, void *res, size_t reslen)
 	if (a->seed != NULL) {
 		leaffd = open(a->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (leaffd < 0) {
-			r->seed_rc = -1;
+			r->seed = EXTC_SEED_REFUSED;
 			extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open the private directory: %s",
 				 strerror(errno));
 		} else {
@@ -394,33 +429,33 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 			   why, sizeof(why));
 	if (ret < 0) {
 		if (warm.seed[0])
-			notice("%s=%s: not seeded: %s", warm.seed_from, shown(warm.seed, buf, sizeof(buf)),
+			notice("%s=%s: not seeded: %s", seed_from(), shown(warm.seed, buf, sizeof(buf)),
 			       why);
 		return;
 	}
 	if (warm.seed[0] != '\0') {
 		extc_warm_size_text(r.st.bytes, size, sizeof(size));
 		shown(warm.seed, buf, sizeof(buf));
-		if (r.seed_rc == 0)
+		if (r.seed == EXTC_SEED_DONE)
 			extc_verbose("seeded %s from %s (%s): %llu files, %llu links, %s in %.3f s; "
 				     "left out %llu locks, %llu incomplete builds%s", leaf_path, buf,
-				     warm.seed_from, (unsigned long long)r.st.files,
+				     seed_from(), (unsigned long long)r.st.files,
 				     (unsigned long long)r.st.links, size, (double)r.ns / 1e9,
 				     (unsigned long long)r.st.skipped_locks,
 				     (unsigned long long)r.st.skipped_incomplete,
 				     r.unchecked ? "; it has no manifest: its key was not checked" : "");
-		else if (r.seed_rc == 1)
+		else if (r.seed == EXTC_SEED_NOT_FRESH)
 			extc_verbose("%s already holds files (an earlier step of this job): not seeded "
 				     "again", leaf_path);
-		else if (r.seed_rc == 2 && strcmp(warm.seed_from, "seed=") == 0)
+		else if (r.seed == EXTC_SEED_ABSENT && warm.seed_from == SOURCE_ADMIN)
 			extc_verbose("seed=: %s does not exist: starting empty", buf);
 		else
 			notice("%s=%s: not seeded, the step goes on with an empty cache: %s",
-			       warm.seed_from, buf, r.seed_why);
+			       seed_from(), buf, r.seed_why);
 	}
 	if (warm.publish[0] != '\0' && r.publish_rc < 0) {
 		warm.publish_refused = true;
-		notice("%s=%s: nothing will be published: %s", warm.publish_from,
+		notice("%s=%s: nothing will be published: %s", publish_from(),
 		       shown(warm.publish, buf, sizeof(buf)), r.publish_why);
 	}
 }

@@ -25,7 +25,11 @@
 #include "manifest.h"
 #include "text.h"
 #include "warm_copy.h"
+#include "warm_data.h"
 #include "warm_path.h"
+#include "warm_publish.h"
+#include "warm_seed.h"
+#include "warm_sweep.h"
 
 #define NOBODY 65534
 
@@ -246,12 +250,12 @@ static void test_seed_copies_and_a_second_seed_does_nothing(void **state)
 	make_cache("sd/src");
 	src = opendir_at("sd/src");
 	leaf = make_leaf("sd/leaf");
-	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), 0);
+	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
 	assert_true(there("sd/leaf/torch_extensions/good/good.so"));
 	assert_true(there("sd/leaf/triton/top.bin"));
 	assert_int_equal(fstest_count_entries_at(topfd, "sd/leaf"), 2);	/* no stage left */
 	/* job mode: a later step finds files and seeds nothing over them */
-	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), 1);
+	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), EXTC_SEED_NOT_FRESH);
 	close(src);
 	close(leaf);
 }
@@ -269,7 +273,7 @@ static void test_seed_max_exceeded_copies_nothing(void **state)
 	src = opendir_at("sm/src");
 	leaf = make_leaf("sm/leaf");
 	o.max_bytes = 10;	/* the cache holds 30 bytes that would be copied */
-	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), -1);
+	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), EXTC_SEED_REFUSED);
 	assert_non_null(strstr(why, "it holds 30 bytes, more than the 10 bytes the admin allows"));
 	assert_non_null(strstr(why, "nothing was copied"));
 	assert_int_equal(fstest_count_entries_at(topfd, "sm/leaf"), 2);
@@ -282,7 +286,8 @@ static void test_seed_max_exceeded_copies_nothing(void **state)
 	assert_int_equal(extc_warm_copy_tree(src, leaf, &o, &st, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "grew past 10 bytes"));
 	o.max_bytes = 30;
-	assert_int_equal(extc_warm_seed(src, opendir_at("sm/leaf"), &o, &st, why, sizeof(why)), 0);
+	assert_int_equal(extc_warm_seed(src, opendir_at("sm/leaf"), &o, &st, why, sizeof(why)),
+			 EXTC_SEED_DONE);
 	close(src);
 	close(leaf);
 }
@@ -303,7 +308,7 @@ static int seed_as_nobody(void *arg, void *res, size_t reslen)
 	leaf = open(path, O_RDONLY | O_DIRECTORY);
 	if (src < 0 || leaf < 0)
 		return (extc_fmt(res, reslen, "open: %s", strerror(errno)), -1);
-	return (extc_warm_seed(src, leaf, &o, &st, res, reslen) == -1 ? 0 : -1);
+	return (extc_warm_seed(src, leaf, &o, &st, res, reslen) == EXTC_SEED_REFUSED ? 0 : -1);
 }
 
 static void test_seed_failure_as_the_user_leaves_nothing(void **state)
