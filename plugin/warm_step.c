@@ -20,6 +20,7 @@
 #include "manifest.h"
 #include "option.h"
 #include "text.h"
+#include "warm_child.h"
 #include "warm_copy.h"
 #include "warm_data.h"
 #include "warm_path.h"
@@ -49,33 +50,6 @@ static struct {
 	char notices[NOTICES_MAX][700];	/* told to the user by task 0 of each node */
 	size_t nnotices;
 } warm;
-
-/* What the copying child is given, and what it sends back. */
-struct child_arg {
-	const char *leaf;
-	const char *seed;
-	const char *publish;
-	const char *node;
-	struct extc_warm_opts opts;
-	const char *subdirs[EXTC_VARS_MAX];
-	struct extc_manifest want;
-};
-
-struct seed_res {
-	enum extc_seed_result seed;
-	bool unchecked;		/* the seed had no manifest */
-	int publish_rc;		/* 0 usable (or to be made), -1 refused */
-	uint64_t ns;
-	struct extc_copy_stats st;
-	char seed_why[600];
-	char publish_why[600];
-};
-
-struct publish_res {
-	uint64_t ns;
-	struct extc_publish_report rep;
-	char why[600];
-};
 
 static void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void notice(const char *fmt, ...)
@@ -244,7 +218,7 @@ void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const str
 	node_name(sp);
 }
 
-static void fill_arg(struct child_arg *a, const struct extc_config *cfg, const struct extc_ids *ids,
+static void fill_arg(struct extc_warm_child_arg *a, const struct extc_config *cfg, const struct extc_ids *ids,
 		     const char *leaf, uint32_t timeout_s)
 {
 	char why[256];
@@ -286,131 +260,11 @@ static bool creds_of(spank_t sp, const struct extc_ids *ids, struct extc_creds *
 	return (cr->groups != NULL);
 }
 
-/* ---- in the child, as the user --------------------------------------------------- */
-
-static int open_dir(const char *path)
-{
-	/* as the user: a symlink in a path of theirs leads nowhere they could not go */
-	return (open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-}
-
-static void child_seed(struct child_arg *a, int leaffd, struct seed_res *r)
-{
-	struct extc_manifest have;
-	uint64_t t0 = extc_monotonic_ns();
-	int fd = open_dir(a->seed);
-	int ret;
-
-	if (fd < 0) {
-		r->seed = errno == ENOENT ? EXTC_SEED_ABSENT : EXTC_SEED_REFUSED;
-		extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open it: %s", strerror(errno));
-		return;
-	}
-	ret = extc_manifest_read(fd, &have, r->seed_why, sizeof(r->seed_why));
-	if (ret == 0 && extc_manifest_compatible(&have, &a->want, r->seed_why,
-						 sizeof(r->seed_why)) < 0)
-		ret = -1;
-	r->unchecked = ret == 1;
-	if (ret < 0)
-		r->seed = EXTC_SEED_REFUSED;
-	else
-		r->seed = extc_warm_seed(fd, leaffd, &a->opts, &r->st, r->seed_why,
-					    sizeof(r->seed_why));
-	r->ns = extc_monotonic_ns() - t0;
-	close(fd);
-}
-
-static void child_check_publish(struct child_arg *a, struct seed_res *r)
-{
-	struct extc_manifest have;
-	int fd = open_dir(a->publish);
-
-	if (fd < 0 && errno == ENOENT)
-		return;	/* made at the end of the step */
-	if (fd < 0) {
-		r->publish_rc = -1;
-		extc_fmt(r->publish_why, sizeof(r->publish_why), "cannot open it: %s", strerror(errno));
-		return;
-	}
-	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
-		r->publish_rc = -1;
-		extc_fmt(r->publish_why, sizeof(r->publish_why), "cannot write to it: %s",
-			 strerror(errno));
-	} else if (extc_manifest_read(fd, &have, r->publish_why, sizeof(r->publish_why)) == 0 &&
-		   extc_manifest_compatible(&have, &a->want, r->publish_why,
-					    sizeof(r->publish_why)) < 0) {
-		r->publish_rc = -1;
-	}
-	close(fd);
-}
-
-static int seed_child(void *varg, void *res, size_t reslen)
-{
-	struct child_arg *a = varg;
-	struct seed_res *r = res;
-	int leaffd = -1;
-
-	memset(r, 0, reslen);
-	if (a->seed != NULL) {
-		leaffd = open(a->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (leaffd < 0) {
-			r->seed = EXTC_SEED_REFUSED;
-			extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open the private directory: %s",
-				 strerror(errno));
-		} else {
-			child_seed(a, leaffd, r);
-			close(leaffd);
-		}
-	}
-	if (a->publish != NULL)
-		child_check_publish(a, r);
-	return (0);
-}
-
-static int publish_child(void *varg, void *res, size_t reslen)
-{
-	struct child_arg *a = varg;
-	struct publish_res *r = res;
-	uint64_t t0 = extc_monotonic_ns();
-	char tag[EXTC_NODE_NAME_MAX + 32];
-	int leaffd, dirfd = -1;
-	int rv = -1;
-
-	memset(r, 0, reslen);
-	extc_fmt(tag, sizeof(tag), "%s.%ld", a->node, (long)getpid());
-	a->opts.tag = tag;
-	leaffd = open(a->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (leaffd < 0) {
-		extc_fmt(r->why, sizeof(r->why), "cannot open the private directory: %s",
-			 strerror(errno));
-		return (-1);
-	}
-	/* only the last component is made: a typo in a parent should not grow a tree */
-	if (mkdir(a->publish, 0755) < 0 && errno != EEXIST) {
-		extc_fmt(r->why, sizeof(r->why), "cannot make it: %s", strerror(errno));
-		goto out;
-	}
-	dirfd = open_dir(a->publish);
-	if (dirfd < 0) {
-		extc_fmt(r->why, sizeof(r->why), "cannot open it: %s", strerror(errno));
-		goto out;
-	}
-	rv = extc_warm_publish(leaffd, dirfd, &a->opts, &a->want, &r->rep, r->why, sizeof(r->why));
-out:
-	r->ns = extc_monotonic_ns() - t0;
-	if (dirfd >= 0)
-		close(dirfd);
-	close(leaffd);
-	return (rv);
-}
-
-/* ---- in slurmstepd ---------------------------------------------------------------- */
-
 void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
 			 const char *leaf_path)
 {
-	static struct child_arg a;
-	static struct seed_res r;
+	static struct extc_warm_child_arg a;
+	static struct extc_warm_seed_res r;
 	struct extc_creds cr;
 	char why[512], size[64], buf[96];
 	int ret;
@@ -425,7 +279,7 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 	}
 	creds_of(sp, ids, &cr);
 	fill_arg(&a, cfg, ids, leaf_path, cfg->seed_timeout);
-	ret = extc_as_user(&cr, (uint64_t)cfg->seed_timeout * 1000, seed_child, &a, &r, sizeof(r),
+	ret = extc_as_user(&cr, (uint64_t)cfg->seed_timeout * 1000, extc_warm_seed_child, &a, &r, sizeof(r),
 			   why, sizeof(why));
 	if (ret < 0) {
 		if (warm.seed[0])
@@ -472,8 +326,8 @@ static const char *abandoned_text(uint64_t n, char *buf, size_t len)
 void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
 			    const char *leaf_path)
 {
-	static struct child_arg a;
-	static struct publish_res r;
+	static struct extc_warm_child_arg a;
+	static struct extc_warm_publish_res r;
 	struct extc_creds cr;
 	char why[512], buf[96], size[64], more[96];
 	struct timespec now;
@@ -487,7 +341,7 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	clock_gettime(CLOCK_REALTIME, &now);
 	extc_warm_stale_limit(cfg->publish_timeout, &now, &a.opts.stale_before);
 	shown(warm.publish, buf, sizeof(buf));
-	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, publish_child, &a, &r,
+	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, extc_warm_publish_child, &a, &r,
 			   sizeof(r), why, sizeof(why));
 	if (ret < 0) {
 		extc_error("publishing to %s: %s", buf, why);
