@@ -88,25 +88,27 @@ int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag)
 	return (renameat2(dirfd, name, trashfd, tname, RENAME_NOREPLACE));
 }
 
-int extc_tree_retire_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 uid_t uid, uint32_t jobid, bool *moved, char *why, size_t whylen)
+enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,
+					     const struct extc_fs_policy *pol, uid_t uid,
+					     uint32_t jobid, bool *moved, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_rm_report ignored;
 	struct extc_ident id;
 	struct tree_fds t;
 	int trashfd = -1;
-	int rv;
+	int opened;
+	enum extc_retire_result rv = EXTC_RETIRE_DONE;
 
 	*moved = false;
 	extc_level_fds_init(&t);
-	rv = extc_level_open_user(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
-	if (rv != 0) {
-		rv = (rv == 1) ? 0 : -1;
+	opened = extc_level_open_user(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
+	if (opened != 0) {
+		rv = (opened == 1) ? EXTC_RETIRE_DONE : EXTC_RETIRE_REFUSED;
 		goto out;
 	}
 	if (extc_ident_at(t.uid, jname, &id) < 0) {
-		rv = 0;		/* no tree for this job here */
+		rv = EXTC_RETIRE_DONE;		/* no tree for this job here */
 		goto out;
 	}
 	if (extc_trash_open(&t, true, &trashfd, why, whylen) != 0 ||
@@ -114,13 +116,13 @@ int extc_tree_retire_job(const struct extc_config *cfg, const struct extc_fs_pol
 		if (trashfd >= 0)
 			extc_fmt(why, whylen, "%s/%s: cannot move to %s: %s", t.path, jname,
 				 EXTC_TRASH_NAME, strerror(errno));
-		rv = 1;		/* the tree is fine, the trash is not to be had */
+		rv = EXTC_RETIRE_NO_TRASH;	/* the tree is fine, the trash is not to be had */
 		goto out;
 	}
 	*moved = true;
 	memset(&ignored, 0, sizeof(ignored));
 	extc_level_drop_uid(t.node, t.uid, uname, &ignored);
-	rv = 0;
+	rv = EXTC_RETIRE_DONE;
 out:
 	if (trashfd >= 0)
 		close(trashfd);

@@ -23,7 +23,7 @@ static void child_seed(struct extc_warm_child_arg *a, int leaffd, struct extc_wa
 	struct extc_manifest have;
 	uint64_t t0 = extc_monotonic_ns();
 	int fd = open_dir(a->seed);
-	int ret;
+	enum extc_manifest_result ret;
 
 	if (fd < 0) {
 		r->seed = errno == ENOENT ? EXTC_SEED_ABSENT : EXTC_SEED_REFUSED;
@@ -31,11 +31,11 @@ static void child_seed(struct extc_warm_child_arg *a, int leaffd, struct extc_wa
 		return;
 	}
 	ret = extc_manifest_read(fd, &have, r->seed_why, sizeof(r->seed_why));
-	if (ret == 0 && extc_manifest_compatible(&have, &a->want, r->seed_why,
-						 sizeof(r->seed_why)) < 0)
-		ret = -1;
-	r->unchecked = ret == 1;
-	if (ret < 0)
+	if (ret == EXTC_MANIFEST_OK && extc_manifest_compatible(&have, &a->want, r->seed_why,
+								sizeof(r->seed_why)) < 0)
+		ret = EXTC_MANIFEST_FAILED;
+	r->unchecked = ret == EXTC_MANIFEST_ABSENT;
+	if (ret == EXTC_MANIFEST_FAILED)
 		r->seed = EXTC_SEED_REFUSED;
 	else
 		r->seed = extc_warm_seed(fd, leaffd, &a->opts, &r->st, r->seed_why,
@@ -60,7 +60,8 @@ static void child_check_publish(struct extc_warm_child_arg *a, struct extc_warm_
 		r->publish_rc = -1;
 		extc_fmt(r->publish_why, sizeof(r->publish_why), "cannot write to it: %s",
 			 strerror(errno));
-	} else if (extc_manifest_read(fd, &have, r->publish_why, sizeof(r->publish_why)) == 0 &&
+	} else if (extc_manifest_read(fd, &have, r->publish_why, sizeof(r->publish_why)) ==
+		   EXTC_MANIFEST_OK &&
 		   extc_manifest_compatible(&have, &a->want, r->publish_why,
 					    sizeof(r->publish_why)) < 0) {
 		r->publish_rc = -1;

@@ -232,7 +232,7 @@ int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
 	struct pub p = { o, rep, 0 };
 	struct level top = { NULL, NULL, dirfd };
 	size_t i;
-	int ret;
+	enum extc_manifest_result ret;
 
 	memset(rep, 0, sizeof(*rep));
 	/*
@@ -240,14 +240,14 @@ int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
 	 * builds without it; a directory of another key or CPU is not mixed.
 	 */
 	ret = extc_manifest_read(dirfd, &there, why, whylen);
-	if (ret == 1) {
+	if (ret == EXTC_MANIFEST_ABSENT) {
 		ret = extc_manifest_write(dirfd, mf, true, o->tag, why, whylen);
-		if (ret == 0)
+		if (ret == EXTC_MANIFEST_OK)
 			there = *mf;	/* ours: nothing to compare */
-		else if (ret == 1)	/* another publisher's came first */
+		else if (ret == EXTC_MANIFEST_EXISTS)	/* another publisher's came first */
 			ret = extc_manifest_read(dirfd, &there, why, whylen);
 	}
-	if (ret != 0)
+	if (ret != EXTC_MANIFEST_OK)
 		return (-1);
 	if (extc_manifest_compatible(&there, mf, why, whylen) < 0)
 		return (-1);
@@ -264,7 +264,8 @@ int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
 	}
 	if (past_deadline(&p))
 		pub_error(&p, "stopped: the deadline passed");
-	if (rep->published > 0 && extc_manifest_write(dirfd, mf, false, o->tag, why, whylen) < 0)
+	if (rep->published > 0 &&
+	    extc_manifest_write(dirfd, mf, false, o->tag, why, whylen) != EXTC_MANIFEST_OK)
 		pub_error(&p, "%s", why);
 	if (rep->failed > 0) {
 		extc_fmt(why, whylen, "%s", rep->first_error);

@@ -267,7 +267,7 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 	static struct extc_warm_seed_res r;
 	struct extc_creds cr;
 	char why[512], size[64], buf[96];
-	int ret;
+	enum extc_as_user_result ret;
 
 	if (warm.seed[0] == '\0' && warm.publish[0] == '\0')
 		return;
@@ -279,9 +279,9 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 	}
 	creds_of(sp, ids, &cr);
 	fill_arg(&a, cfg, ids, leaf_path, cfg->seed_timeout);
-	ret = extc_as_user(&cr, (uint64_t)cfg->seed_timeout * 1000, extc_warm_seed_child, &a, &r, sizeof(r),
-			   why, sizeof(why));
-	if (ret < 0) {
+	ret = extc_as_user(&cr, (uint64_t)cfg->seed_timeout * 1000, extc_warm_seed_child, &a, &r,
+			   sizeof(r), why, sizeof(why));
+	if (ret == EXTC_AS_USER_FAILED) {
 		if (warm.seed[0])
 			notice("%s=%s: not seeded: %s", seed_from(), shown(warm.seed, buf, sizeof(buf)),
 			       why);
@@ -331,7 +331,7 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	struct extc_creds cr;
 	char why[512], buf[96], size[64], more[96];
 	struct timespec now;
-	int ret;
+	enum extc_as_user_result ret;
 
 	if (warm.publish[0] == '\0' || warm.publish_refused)
 		return;
@@ -343,12 +343,12 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	shown(warm.publish, buf, sizeof(buf));
 	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, extc_warm_publish_child, &a, &r,
 			   sizeof(r), why, sizeof(why));
-	if (ret < 0) {
+	if (ret == EXTC_AS_USER_FAILED) {
 		extc_error("publishing to %s: %s", buf, why);
 		return;
 	}
 	extc_warm_size_text(r.rep.copy.bytes, size, sizeof(size));
-	if (ret == 0)
+	if (ret == EXTC_AS_USER_DONE)
 		extc_verbose("published to %s: %llu new entries (%s), %llu already there, %llu "
 			     "published first by another node, %llu incomplete builds left out, in %.3f s%s",
 			     buf, (unsigned long long)r.rep.published, size,

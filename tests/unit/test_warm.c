@@ -325,7 +325,7 @@ static void test_seed_failure_as_the_user_leaves_nothing(void **state)
 		 top, top, top);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(extc_as_user(&cr, 10000, seed_as_nobody, "sf", res, sizeof(res), why,
-				      sizeof(why)), 0);
+				      sizeof(why)), EXTC_AS_USER_DONE);
 	assert_non_null(strstr(res, "triton/private: cannot open: Permission denied"));
 	assert_int_equal(fstest_count_entries_at(topfd, "sf/leaf"), 2);
 	assert_int_equal(fstest_count_entries_at(topfd, "sf/leaf/torch_extensions"), 0);
@@ -648,7 +648,8 @@ static void test_publish_refuses_a_directory_of_another_key(void **state)
 	assert_int_equal(mkdirs("pk/pub"), 0);
 	leaf = opendir_at("pk/leaf");
 	dir = opendir_at("pk/pub");
-	assert_int_equal(extc_manifest_write(dir, &other, true, "t", why, sizeof(why)), 0);
+	assert_int_equal(extc_manifest_write(dir, &other, true, "t", why, sizeof(why)),
+			 EXTC_MANIFEST_OK);
 	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "SLURM_EXT_CACHE_KEY='torch2.0-cu118-py310-sm80'"));
 	assert_non_null(strstr(why, "this job has 'torch2.1-cu121-py311-sm90'"));
@@ -732,15 +733,17 @@ static void test_seed_refused_on_manifest_mismatch_reads_the_file(void **state)
 	(void)state;
 	assert_int_equal(mkdirs("mm"), 0);
 	dir = opendir_at("mm");
-	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), 1);	/* absent */
+	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), EXTC_MANIFEST_ABSENT);
 	local_manifest(&mine, "a");
-	assert_int_equal(extc_manifest_write(dir, &mine, false, "t", why, sizeof(why)), 0);
-	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), 0);
+	assert_int_equal(extc_manifest_write(dir, &mine, false, "t", why, sizeof(why)),
+			 EXTC_MANIFEST_OK);
+	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), EXTC_MANIFEST_OK);
 	local_manifest(&mine, "b");
 	assert_int_equal(extc_manifest_compatible(&there, &mine, why, sizeof(why)), -1);
 	/* only_if_absent keeps the first one */
-	assert_int_equal(extc_manifest_write(dir, &mine, true, "t", why, sizeof(why)), 1);
-	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), 0);
+	assert_int_equal(extc_manifest_write(dir, &mine, true, "t", why, sizeof(why)),
+			 EXTC_MANIFEST_EXISTS);
+	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), EXTC_MANIFEST_OK);
 	assert_string_equal(there.key, "a");
 	assert_int_equal(fstest_count_entries_at(topfd, "mm"), 1);
 	close(dir);
@@ -795,14 +798,14 @@ static void test_as_user_drops_for_good_and_is_bounded(void **state)
 
 	(void)state;
 	assert_int_equal(extc_as_user(&cr, 5000, report_ids, NULL, res, sizeof(res), why,
-				      sizeof(why)), 0);
+				      sizeof(why)), EXTC_AS_USER_DONE);
 	assert_string_equal(res, "65534 65534 0");
 	assert_int_equal(extc_as_user(&root, 5000, report_ids, NULL, res, sizeof(res), why,
-				      sizeof(why)), -1);
+				      sizeof(why)), EXTC_AS_USER_FAILED);
 	assert_non_null(strstr(why, "refusing to work for uid 0"));
 	t0 = extc_monotonic_ns();
 	assert_int_equal(extc_as_user(&cr, 300, sleep_long, NULL, res, sizeof(res), why,
-				      sizeof(why)), -1);
+				      sizeof(why)), EXTC_AS_USER_FAILED);
 	assert_non_null(strstr(why, "gave up after"));
 	assert_true(extc_monotonic_ns() - t0 < 5000000000ULL);
 }
