@@ -130,11 +130,12 @@ static int op_ident(void *arg)
 {
 	struct op *o = arg;
 	struct extc_ident id;
-	int rv = extc_tree_leaf_ident(&o->t->cfg, &o->t->pol, &o->t->ids, o->mode, &id, o->why,
-				      sizeof(o->why));
+	enum extc_level_result rv = extc_tree_leaf_ident(&o->t->cfg, &o->t->pol, &o->t->ids, o->mode,
+							 &id, o->why, sizeof(o->why));
 
-	say("leaf ident", rv, rv < 0 ? o->why : "");
-	return (rv == 0 ? 0 : rv == 1 ? 1 : strstr(o->why, "mount point") != NULL ? 10 : 2);
+	say("leaf ident", rv, rv == EXTC_LEVEL_REFUSED ? o->why : "");
+	return (rv == EXTC_LEVEL_FOUND ? 0 : rv == EXTC_LEVEL_ABSENT ? 1 :
+		strstr(o->why, "mount point") != NULL ? 10 : 2);
 }
 
 static int op_remove_leaf(void *arg)
