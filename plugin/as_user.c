@@ -17,6 +17,7 @@
 
 #include "as_user.h"
 #include "child.h"
+#include "clock.h"
 #include "fs_remove.h"
 #include "text.h"
 
@@ -162,30 +163,31 @@ static bool reap(pid_t pid, bool kill_it)
 	return (extc_reap_child(pid, kill_it ? 0 : 1000, 2000));
 }
 
-int extc_as_user(const struct extc_creds *cr, uint64_t timeout_ms, extc_as_user_fn fn, void *arg,
-		 void *res, size_t reslen, char *why, size_t whylen)
+enum extc_as_user_result extc_as_user(const struct extc_creds *cr, uint64_t timeout_ms,
+				      extc_as_user_fn fn, void *arg, void *res, size_t reslen,
+				      char *why, size_t whylen)
 {
 	static struct msg m;
 	uint64_t deadline = extc_monotonic_ns() + timeout_ms * 1000000ULL;
 	size_t got = 0;
 	int fds[2];
 	pid_t pid;
-	int rv = -1;
+	enum extc_as_user_result rv = EXTC_AS_USER_FAILED;
 
 	if (reslen > sizeof(m.res)) {
 		extc_fmt(why, whylen, "result too large for the pipe");
-		return (-1);
+		return (EXTC_AS_USER_FAILED);
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		extc_fmt(why, whylen, "pipe: %s", strerror(errno));
-		return (-1);
+		return (EXTC_AS_USER_FAILED);
 	}
 	pid = fork();
 	if (pid < 0) {
 		extc_fmt(why, whylen, "fork: %s", strerror(errno));
 		close(fds[0]);
 		close(fds[1]);
-		return (-1);
+		return (EXTC_AS_USER_FAILED);
 	}
 	if (pid == 0) {
 		close(fds[0]);
@@ -219,7 +221,7 @@ int extc_as_user(const struct extc_creds *cr, uint64_t timeout_ms, extc_as_user_
 			extc_fmt(why, whylen, "cannot act as the job's user: %s", m.why);
 		} else {
 			memcpy(res, m.res, reslen);
-			rv = m.rc;
+			rv = m.rc == 0 ? EXTC_AS_USER_DONE : EXTC_AS_USER_FN_FAILED;
 		}
 	} else if (extc_monotonic_ns() >= deadline) {
 		if (reap(pid, true))

@@ -27,10 +27,15 @@ typedef int (*extc_as_user_fn)(void *arg, void *res, size_t reslen);
  * that. Works from root (slurm_spank_exit) and from a process whose
  * effective ids are already the user's (user_init). Never calls a Slurm
  * function in the child (the parent may be a multi-threaded slurmstepd).
- * Returns fn's result (0 or 1 for "nonzero"), with 'res' filled; or -1 when
- * the child could not become the user, died or ran out of time ('why').
  */
-int extc_as_user(const struct extc_creds *cr, uint64_t timeout_ms, extc_as_user_fn fn, void *arg,
-		 void *res, size_t reslen, char *why, size_t whylen);
+enum extc_as_user_result {
+	EXTC_AS_USER_DONE,	/* fn returned 0, 'res' filled */
+	EXTC_AS_USER_FN_FAILED,	/* fn returned non-zero, 'res' filled */
+	EXTC_AS_USER_FAILED,	/* the child could not become the user, died or ran out of time ('why') */
+};
+
+enum extc_as_user_result extc_as_user(const struct extc_creds *cr, uint64_t timeout_ms,
+				      extc_as_user_fn fn, void *arg, void *res, size_t reslen,
+				      char *why, size_t whylen);
 
 #endif /* EXTC_AS_USER_H_ */

@@ -58,11 +58,6 @@ struct extc_config {
  */
 int extc_config_parse(struct extc_config *cfg, int ac, char **av, char *why, size_t whylen);
 
-/* The built-in variable list (plugin/vars.c, docs/cache-dirs.md). */
-size_t extc_config_builtin_vars(const struct extc_var **vars);
-/* Whether the leaf must hold the directory of a variable called 'name' (see struct extc_var). */
-bool extc_config_builtin_makes_dir(const char *name);
-
 /* Validation of single values, shared with the option parser and fuzzers. */
 int extc_config_check_base(const char *base, char *why, size_t whylen);
 int extc_config_parse_size(const char *value, uint64_t *out, char *why, size_t whylen);
@@ -74,5 +69,8 @@ const char *extc_config_torch_subdir(const struct extc_config *cfg);
 const char *extc_config_inductor_subdir(const struct extc_config *cfg);
 int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvars,
 			   char *why, size_t whylen);
+
+/* The built-in list is parsed here: its declarations come with every user of the parser. */
+#include "vars.h"
 
 #endif /* EXTC_CONFIG_H_ */

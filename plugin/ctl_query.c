@@ -14,6 +14,7 @@
 #include <slurm/slurm_version.h>
 
 #include "child.h"
+#include "clock.h"
 #include "ctl_query.h"
 #include "fs_remove.h"
 #include "log.h"

@@ -6,6 +6,7 @@
 #include <slurm/spank.h>
 
 #include "background.h"
+#include "clock.h"
 #include "config.h"
 #include "ctl_query.h"
 #include "ctx_node.h"
@@ -145,7 +146,7 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 	char why[512], node[EXTC_NODE_NAME_MAX + 1];
 	bool moved = false;
 	uint32_t jobid;
-	int rv;
+	enum extc_retire_result retired;
 	uid_t uid;
 	uint64_t t0;
 
@@ -162,12 +163,12 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 	if (node_policy(&cfg, &pol, node, sizeof(node)) < 0)
 		goto out;
 	t0 = extc_monotonic_ns();
-	rv = extc_tree_retire_job(&cfg, &pol, uid, jobid, &moved, why, sizeof(why));
-	if (rv < 0) {
+	retired = extc_tree_retire_job(&cfg, &pol, uid, jobid, &moved, why, sizeof(why));
+	if (retired == EXTC_RETIRE_REFUSED) {
 		extc_error("epilog: %s", why);
 		goto out;
 	}
-	if (rv == 1) {
+	if (retired == EXTC_RETIRE_NO_TRASH) {
 		/* no trash to be had: remove in place, within the epilog */
 		extc_error("epilog: %s; removing in place", why);
 		if (extc_tree_remove_job(&cfg, &pol, uid, jobid, &report, why, sizeof(why)) < 0)

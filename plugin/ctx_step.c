@@ -7,6 +7,7 @@
 
 #include <slurm/spank.h>
 
+#include "clock.h"
 #include "config.h"
 #include "ctx_step.h"
 #include "envvars.h"
@@ -156,7 +157,7 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 	}
 	step.created = true;
 	step.leaf_id_known = extc_tree_leaf_ident(&step.cfg, &step.pol, &step.ids, step.choice.mode,
-						  &step.leaf_id, step.why, sizeof(step.why)) == 0;
+						  &step.leaf_id, step.why, sizeof(step.why)) == EXTC_LEVEL_FOUND;
 	extc_verbose("created %s (mode %s from %s) in %.3f ms", step.leaf_path,
 		     extc_mode_name(step.choice.mode), step.choice.source,
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
@@ -293,7 +294,7 @@ int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
 	struct extc_ident seen;
 	char path[PATH_MAX], why[1024];
 	int hold = -1;
-	int found;
+	enum extc_level_result found;
 
 	(void)ac;
 	(void)av;
@@ -301,7 +302,7 @@ int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
 		return (0);
 	found = extc_tree_leaf_ident(&step.cfg, &step.pol, &step.ids, step.choice.mode, &seen, why,
 				     sizeof(why));
-	if (found == 0 && step.leaf_id_known && seen.dev == step.leaf_id.dev &&
+	if (found == EXTC_LEVEL_FOUND && step.leaf_id_known && seen.dev == step.leaf_id.dev &&
 	    seen.ino == step.leaf_id.ino)
 		return (0);
 	pol.job_private = true;

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the SPANK entry points, each forwarding to the module of its context. */
+/*
+ * No dispatch.h: this file defines only the slurm_spank_* functions, which
+ * <slurm/spank.h> declares and slurmd, slurmstepd and srun look up by name.
+ */
 #include <slurm/slurm_errno.h>
 #include <slurm/slurm_version.h>
 #include <slurm/spank.h>

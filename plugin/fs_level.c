@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fs_ident.h"
 #include "fs_level.h"
 #include "layout.h"
@@ -148,9 +149,10 @@ static int check_ancestor(const struct extc_ident *id, const struct extc_fs_poli
  * Returns 1 when the level does not exist and 'create' is false. A NULL
  * 'parent_id' skips the mount check (the base itself may be a mount point).
  */
-int extc_level_open(int parentfd, const struct extc_ident *parent_id, const char *name,
-		      bool create, const struct extc_fs_policy *pol, char *path, size_t pathlen,
-		      int *out, char *why, size_t whylen)
+enum extc_level_result extc_level_open(int parentfd, const struct extc_ident *parent_id,
+				       const char *name, bool create,
+				       const struct extc_fs_policy *pol, char *path, size_t pathlen,
+				       int *out, char *why, size_t whylen)
 {
 	enum extc_open_result res = EXTC_OPEN_ERROR;
 	struct extc_ident id;
@@ -158,7 +160,7 @@ int extc_level_open(int parentfd, const struct extc_ident *parent_id, const char
 	size_t plen = strlen(path);
 	int attempt;
 	int fd = -1;
-	int rv = -1;
+	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
 	if (extc_fmt(path + plen, pathlen - plen, "/%s", name) < 0) {
 		extc_fmt(why, whylen, "%s: path too long", path);
@@ -184,7 +186,7 @@ int extc_level_open(int parentfd, const struct extc_ident *parent_id, const char
 	}
 	if (fd < 0) {
 		if (errno == ENOENT && !create) {
-			rv = 1;
+			rv = EXTC_LEVEL_ABSENT;
 			goto out;
 		}
 		extc_fmt(why, whylen, "%s: cannot open: %s", path, extc_level_open_error(parentfd, name, errno));
@@ -203,7 +205,7 @@ int extc_level_open(int parentfd, const struct extc_ident *parent_id, const char
 		goto out;
 	*out = fd;
 	fd = -1;
-	rv = 0;
+	rv = EXTC_LEVEL_FOUND;
 out:
 	if (fd >= 0)
 		close(fd);
@@ -212,7 +214,7 @@ out:
 	 * the next step (wrong mode, wrong owner). It is still empty: only
 	 * root can write in it, so rmdir by name removes exactly what we made.
 	 */
-	if (rv < 0 && created)
+	if (rv == EXTC_LEVEL_REFUSED && created)
 		unlinkat(parentfd, name, AT_REMOVEDIR);
 	return (rv);
 }
@@ -222,19 +224,20 @@ out:
  * symlink anywhere on the way is refused rather than followed (O_NOFOLLOW
  * on a whole path guards only its last component).
  */
-static int open_base(const char *base, bool create, const struct extc_fs_policy *pol,
-		     char *path, size_t pathlen, int *out, char *why, size_t whylen)
+static enum extc_level_result open_base(const char *base, bool create,
+					const struct extc_fs_policy *pol, char *path,
+					size_t pathlen, int *out, char *why, size_t whylen)
 {
 	char copy[EXTC_BASE_MAX + 1];
 	struct extc_ident id;
 	char *save = NULL, *comp, *next;
 	int fd, nfd;
-	int rv = -1;
+	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
 	path[0] = '\0';
 	if (extc_fmt(copy, sizeof(copy), "%s", base) < 0) {
 		extc_fmt(why, whylen, "base is too long");
-		return (-1);
+		return (EXTC_LEVEL_REFUSED);
 	}
 	fd = open("/", EXTC_DIR_OPEN_FLAGS);
 	if (fd < 0 || extc_ident_fd(fd, &id) < 0) {
@@ -250,8 +253,8 @@ static int open_base(const char *base, bool create, const struct extc_fs_policy 
 		extc_fmt(path + plen, pathlen - plen, "/%s", comp);
 		nfd = openat(fd, comp, EXTC_DIR_OPEN_FLAGS);
 		if (nfd < 0) {
-			rv = (errno == ENOENT && !create) ? 1 : -1;
-			if (rv < 0)
+			rv = (errno == ENOENT && !create) ? EXTC_LEVEL_ABSENT : EXTC_LEVEL_REFUSED;
+			if (rv == EXTC_LEVEL_REFUSED)
 				extc_fmt(why, whylen, "%s: cannot open: %s", path,
 					 extc_level_open_error(fd, comp, errno));
 			goto out;
@@ -274,39 +277,40 @@ out:
 }
 
 /* Base (refusing a network filesystem unless allowed) and the node level if any. */
-int extc_level_open_top(const struct extc_config *cfg, const struct extc_fs_policy *pol, bool create,
-		    struct tree_fds *t, char *why, size_t whylen)
+enum extc_level_result extc_level_open_top(const struct extc_config *cfg,
+					   const struct extc_fs_policy *pol, bool create,
+					   struct tree_fds *t, char *why, size_t whylen)
 {
 	struct extc_ident base_id;
 	const char *fstype;
 	bool network;
-	int rv;
+	enum extc_level_result rv;
 
 	rv = open_base(cfg->base, create, pol, t->path, sizeof(t->path), &t->base, why, whylen);
-	if (rv != 0)
+	if (rv != EXTC_LEVEL_FOUND)
 		return (rv);
 	if (extc_fs_is_network(t->base, &network, &fstype) < 0) {
 		extc_fmt(why, whylen, "%s: cannot stat the filesystem: %s", t->path, strerror(errno));
-		return (-1);
+		return (EXTC_LEVEL_REFUSED);
 	}
 	if (network && !cfg->allow_shared_fs) {
 		extc_fmt(why, whylen,
 			 "%s: is on %s, a network or cluster filesystem shared between nodes; "
 			 "use node-local storage or set allow_shared_fs=yes", t->path, fstype);
-		return (-1);
+		return (EXTC_LEVEL_REFUSED);
 	}
 	if (pol->node_name == NULL) {
 		t->node = dup(t->base);
 		if (t->node < 0) {
 			extc_fmt(why, whylen, "%s: cannot duplicate its descriptor: %s", t->path,
 				 strerror(errno));
-			return (-1);
+			return (EXTC_LEVEL_REFUSED);
 		}
-		return (0);
+		return (EXTC_LEVEL_FOUND);
 	}
 	if (extc_ident_fd(t->base, &base_id) < 0) {
 		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
-		return (-1);
+		return (EXTC_LEVEL_REFUSED);
 	}
 	return (extc_level_open(t->base, &base_id, pol->node_name, create, pol, t->path,
 			   sizeof(t->path), &t->node, why, whylen));
@@ -319,62 +323,63 @@ int extc_level_open_top(const struct extc_config *cfg, const struct extc_fs_poli
  * between our open and our mkdir; a level found already unlinked is
  * simply made again.
  */
-int extc_level_open_job(struct tree_fds *t, const struct extc_fs_policy *pol, uid_t uid,
-		    uint32_t jobid, bool create, char *why, size_t whylen)
+enum extc_level_result extc_level_open_job(struct tree_fds *t, const struct extc_fs_policy *pol,
+					   uid_t uid, uint32_t jobid, bool create, char *why,
+					   size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_ident node_id, uid_id;
 	size_t plen = strlen(t->path);
 	int attempt;
-	int rv = -1;
+	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
 	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0 ||
 	    extc_layout_job_name(jobid, jname, sizeof(jname)) < 0) {
 		extc_fmt(why, whylen, "uid %u, job %u: not ids this plugin manages",
 			 (unsigned)uid, jobid);
-		return (-1);
+		return (EXTC_LEVEL_REFUSED);
 	}
 	if (extc_ident_fd(t->node, &node_id) < 0) {
 		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
-		return (-1);
+		return (EXTC_LEVEL_REFUSED);
 	}
 	for (attempt = 0; attempt < LEVEL_RETRIES; attempt++) {
 		t->path[plen] = '\0';
 		rv = extc_level_open(t->node, &node_id, uname, create, pol, t->path, sizeof(t->path),
 				&t->uid, why, whylen);
-		if (rv != 0 || !create)
+		if (rv != EXTC_LEVEL_FOUND || !create)
 			break;
 		if (extc_level_lock(t->uid, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
 		    extc_ident_fd(t->uid, &uid_id) < 0) {
 			extc_fmt(why, whylen, "%s: cannot lock: %s", t->path, strerror(errno));
-			return (-1);
+			return (EXTC_LEVEL_REFUSED);
 		}
 		if (uid_id.nlink > 0)
 			break;
 		close(t->uid);
 		t->uid = -1;
-		rv = -1;
+		rv = EXTC_LEVEL_REFUSED;
 		extc_fmt(why, whylen, "%s: removed repeatedly while in use", t->path);
 	}
-	if (rv != 0)
+	if (rv != EXTC_LEVEL_FOUND)
 		return (rv);
 	if (extc_ident_fd(t->uid, &uid_id) < 0) {
 		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
-		return (-1);
+		return (EXTC_LEVEL_REFUSED);
 	}
 	rv = extc_level_open(t->uid, &uid_id, jname, create, pol, t->path, sizeof(t->path), &t->job,
 			why, whylen);
-	if (rv == 0 && create) {
+	if (rv == EXTC_LEVEL_FOUND && create) {
 		struct extc_ident job_id;
 
 		/* held by every step of the job for its lifetime: a sweep skips held levels */
 		if (extc_level_lock(t->job, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
 		    extc_ident_fd(t->job, &job_id) < 0) {
 			extc_fmt(why, whylen, "%s: cannot lock: %s", t->path, strerror(errno));
-			rv = -1;
+			rv = EXTC_LEVEL_REFUSED;
 		} else if (job_id.nlink == 0) {
 			extc_fmt(why, whylen, "%s: removed while being set up", t->path);
-			rv = -1;
+			rv = EXTC_LEVEL_REFUSED;
 		}
 	}
 	if (create)

@@ -51,25 +51,30 @@ const char *extc_level_open_error(int parentfd, const char *name, int err);
  */
 int extc_level_lock(int fd, int op, unsigned wait_ms);
 
-/* Open (and with 'create', make) a skeleton level; 1 when absent and not 'create'. */
-int extc_level_open(int parentfd, const struct extc_ident *parent_id, const char *name, bool create,
-		    const struct extc_fs_policy *pol, char *path, size_t pathlen, int *out, char *why,
-		    size_t whylen);
-/* Base (and node level): 0, 1 absent (not 'create'), -1. */
-int extc_level_open_top(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			bool create, struct tree_fds *t, char *why, size_t whylen);
-/* <uid> and <job> below the node level: 0, 1 absent (not 'create'), -1. */
-int extc_level_open_job(struct tree_fds *t, const struct extc_fs_policy *pol, uid_t uid,
-			uint32_t jobid, bool create, char *why, size_t whylen);
+/* Open (and with 'create', make) a skeleton level. */
+enum extc_level_result extc_level_open(int parentfd, const struct extc_ident *parent_id,
+				       const char *name, bool create,
+				       const struct extc_fs_policy *pol, char *path, size_t pathlen,
+				       int *out, char *why, size_t whylen);
+/* Base (and node level). */
+enum extc_level_result extc_level_open_top(const struct extc_config *cfg,
+					   const struct extc_fs_policy *pol, bool create,
+					   struct tree_fds *t, char *why, size_t whylen);
+/* <uid> and <job> below the node level. */
+enum extc_level_result extc_level_open_job(struct tree_fds *t, const struct extc_fs_policy *pol,
+					   uid_t uid, uint32_t jobid, bool create, char *why,
+					   size_t whylen);
 
-/* In fs_tree.c: the user's level of an epilog (0 open, 1 nothing there, -1), and its removal once empty. */
-int extc_level_open_user(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 uid_t uid, uint32_t jobid, struct tree_fds *t, char *uname, char *jname,
-			 char *why, size_t whylen);
+/* In fs_tree.c: the user's level of an epilog, and its removal once empty. */
+enum extc_level_result extc_level_open_user(const struct extc_config *cfg,
+					    const struct extc_fs_policy *pol, uid_t uid,
+					    uint32_t jobid, struct tree_fds *t, char *uname,
+					    char *jname, char *why, size_t whylen);
 void extc_level_drop_uid(int nodefd, int uidfd, const char *uname, struct extc_rm_report *report);
 
-/* In fs_trash.c: <base>[/<node>]/.trash opened (0; 1 absent, not 'create'; -1), and a move into it. */
-int extc_trash_open(struct tree_fds *t, bool create, int *out, char *why, size_t whylen);
+/* In fs_trash.c: <base>[/<node>]/.trash opened, and a move into it. */
+enum extc_level_result extc_trash_open(struct tree_fds *t, bool create, int *out, char *why,
+				       size_t whylen);
 int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag);
 
 #endif /* EXTC_FS_LEVEL_H_ */

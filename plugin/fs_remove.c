@@ -11,180 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fs_ident.h"
 #include "fs_inoset.h"
 #include "fs_remove.h"
+#include "fs_rmstack.h"
 #include "text.h"
-
-/*
- * One level of the walk. Levels are kept on a heap stack, never the C
- * stack, so depth is bounded by memory, not by the thread's stack (a
- * recursive walk is CVE-2021-3997). Only the deepest 'max_fds' levels hold
- * an open directory; an older one is closed and later re-opened through
- * its child's "..", which is accepted only if device and inode still match
- * what was recorded on the way down.
- */
-struct rm_frame {
-	DIR *dir;		/* NULL while evicted */
-	dev_t dev;
-	ino_t ino;
-	uid_t uid;		/* owner: decides which subdirectories are entered */
-	char *name;		/* name in the parent level */
-};
-
-struct rm_walk {
-	const struct extc_rm_limits *limits;
-	struct extc_rm_report *report;
-	int parentfd;
-	struct extc_ident top;	/* the mount every removed entry must be on */
-	struct rm_frame *frames;
-	size_t depth, frames_cap;
-	size_t lowest_open;	/* frames [lowest_open, depth) hold a DIR */
-	struct ino_set failed;
-	uint64_t visited;
-};
-
-#define FAILED_SET_MAX (1u << 20)
-
-static void stop_walk(struct rm_walk *w, const char *why)
-{
-	extc_rm_report_stop(w->report, 0, why);
-}
-
-/* A stop caused by a failed call: the log line must carry its error. */
-static void stop_walk_err(struct rm_walk *w, int err, const char *why)
-{
-	extc_rm_report_stop(w->report, err, why);
-}
-
-static void note_failure(struct rm_walk *w, int err, const char *name, ino_t ino)
-{
-	struct extc_rm_report *r = w->report;
-
-	r->failed++;
-	if (r->first_errno == 0) {
-		r->first_errno = err;
-		extc_escape(name, 48, r->first_name, sizeof(r->first_name));
-	}
-	if (w->failed.count >= FAILED_SET_MAX || extc_ino_set_add(&w->failed, ino) < 0)
-		stop_walk(w, "too many failures to track");
-}
-
-static unsigned open_count(const struct rm_walk *w)
-{
-	return ((unsigned)(w->depth - w->lowest_open));
-}
-
-static void evict_oldest(struct rm_walk *w)
-{
-	struct rm_frame *f = &w->frames[w->lowest_open];
-
-	closedir(f->dir);
-	f->dir = NULL;
-	w->lowest_open++;
-}
-
-/* Push an opened, verified directory; takes ownership of 'fd'. */
-static int push_frame(struct rm_walk *w, int fd, const struct extc_ident *id, const char *name)
-{
-	struct rm_frame *f;
-	int err;
-
-	if (w->depth == w->frames_cap) {
-		size_t cap = w->frames_cap ? w->frames_cap * 2 : 64;
-		struct rm_frame *grown = realloc(w->frames, cap * sizeof(*grown));
-
-		if (grown == NULL)
-			goto fail;
-		w->frames = grown;
-		w->frames_cap = cap;
-	}
-	f = &w->frames[w->depth];
-	f->name = strdup(name);
-	if (f->name == NULL)
-		goto fail;
-	f->dir = fdopendir(fd);
-	if (f->dir == NULL) {
-		free(f->name);
-		goto fail;
-	}
-	f->dev = id->dev;
-	f->ino = id->ino;
-	f->uid = id->uid;
-	w->depth++;
-	while (open_count(w) > w->limits->max_fds && w->lowest_open + 1 < w->depth)
-		evict_oldest(w);
-	return (0);
-fail:
-	err = errno;
-	close(fd);
-	stop_walk_err(w, err, "cannot hold another directory open");
-	return (-1);
-}
-
-/*
- * Re-open the parent of the deepest level through "..". The user may have
- * moved the deepest level elsewhere meanwhile; then ".." is not our parent
- * any more, the identities differ, and the walk stops rather than guess.
- */
-static int reopen_parent(struct rm_walk *w)
-{
-	struct rm_frame *child = &w->frames[w->depth - 1];
-	struct rm_frame *parent = &w->frames[w->depth - 2];
-	struct extc_ident id;
-	int fd, err;
-
-	fd = openat(dirfd(child->dir), "..", EXTC_DIR_OPEN_FLAGS);
-	if (fd < 0) {
-		stop_walk_err(w, errno, "could not re-open a parent directory");
-		return (-1);
-	}
-	if (extc_ident_fd(fd, &id) < 0) {
-		err = errno;
-		close(fd);
-		stop_walk_err(w, err, "could not identify a re-opened parent directory");
-		return (-1);
-	}
-	if (id.dev != parent->dev || id.ino != parent->ino) {
-		close(fd);
-		stop_walk(w, "the tree was moved during removal");
-		return (-1);
-	}
-	parent->dir = fdopendir(fd);
-	if (parent->dir == NULL) {
-		err = errno;
-		close(fd);
-		stop_walk_err(w, err, "could not read a re-opened parent directory");
-		return (-1);
-	}
-	w->lowest_open = w->depth - 2;
-	return (0);
-}
-
-/* The deepest level is empty (or as empty as it gets): drop it from its parent. */
-static void pop_frame(struct rm_walk *w)
-{
-	struct rm_frame *f = &w->frames[w->depth - 1];
-	int parentfd;
-
-	if (w->depth == 1) {
-		parentfd = w->parentfd;
-	} else {
-		if (w->frames[w->depth - 2].dir == NULL && reopen_parent(w) < 0)
-			return;
-		parentfd = dirfd(w->frames[w->depth - 2].dir);
-	}
-	closedir(f->dir);
-	f->dir = NULL;
-	if (unlinkat(parentfd, f->name, AT_REMOVEDIR) == 0)
-		w->report->removed++;
-	else if (errno != ENOENT)
-		note_failure(w, errno, f->name, f->ino);
-	free(f->name);
-	w->depth--;
-	if (w->lowest_open > w->depth)
-		w->lowest_open = w->depth;
-}
 
 /*
  * Open a subdirectory for descent without asking a filesystem mounted on
@@ -198,7 +30,7 @@ static enum extc_open_result open_child_dir(struct rm_walk *w, int dfd, const ch
 
 	while (res == EXTC_OPEN_ERROR && (errno == EMFILE || errno == ENFILE) &&
 	       w->lowest_open + 1 < w->depth) {
-		evict_oldest(w);
+		extc_rmw_evict_oldest(w);
 		res = extc_open_below(dfd, &w->top, name, fd, id);
 	}
 	return (res);
@@ -266,7 +98,7 @@ static void enter_dir(struct rm_walk *w, struct rm_frame *f, const char *name, i
 		return;
 	if (res == EXTC_OPEN_MOUNT) {
 		w->report->mounts++;
-		note_failure(w, EBUSY, name, ino);
+		extc_rmw_note_failure(w, EBUSY, name, ino);
 		return;
 	}
 	if (res == EXTC_OPEN_ERROR) {
@@ -279,22 +111,22 @@ static void enter_dir(struct rm_walk *w, struct rm_frame *f, const char *name, i
 			if (errno == ENOENT)
 				return;
 		}
-		note_failure(w, errno, name, ino);
+		extc_rmw_note_failure(w, errno, name, ino);
 		return;
 	}
 	if (!may_enter(f->uid, id.uid)) {
 		close(fd);
 		note_foreign(w, name);
-		note_failure(w, EPERM, name, ino);
+		extc_rmw_note_failure(w, EPERM, name, ino);
 		return;
 	}
 	if (w->depth >= w->limits->max_depth) {
 		close(fd);
-		note_failure(w, ELOOP, name, ino);
-		stop_walk(w, "the tree is deeper than the depth limit");
+		extc_rmw_note_failure(w, ELOOP, name, ino);
+		extc_rmw_stop(w, "the tree is deeper than the depth limit");
 		return;
 	}
-	push_frame(w, fd, &id, name);
+	extc_rmw_push(w, fd, &id, name);
 }
 
 static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dirent *de)
@@ -307,7 +139,7 @@ static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dir
 		/* from memory: a plain stat of a mount point would ask its filesystem */
 		if (extc_ident_at(dfd, de->d_name, &id) < 0) {
 			if (errno != ENOENT)
-				note_failure(w, errno, de->d_name, de->d_ino);
+				extc_rmw_note_failure(w, errno, de->d_name, de->d_ino);
 			return;
 		}
 		is_dir = S_ISDIR(id.mode);
@@ -320,7 +152,7 @@ static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dir
 		if (errno == ENOENT)
 			return;
 		if (errno != EISDIR) {
-			note_failure(w, errno, de->d_name, de->d_ino);
+			extc_rmw_note_failure(w, errno, de->d_name, de->d_ino);
 			return;
 		}
 		/* became a directory since readdir: treat it as one */
@@ -334,12 +166,12 @@ static bool over_budget(struct rm_walk *w)
 
 	w->visited++;
 	if (l->max_entries != 0 && w->visited > l->max_entries) {
-		stop_walk(w, "entry budget exhausted");
+		extc_rmw_stop(w, "entry budget exhausted");
 		return (true);
 	}
 	/* the clock is read on the first entry and every 256th after it */
-	if (l->deadline_ns != 0 && (w->visited & 255) == 1 && extc_monotonic_ns() > l->deadline_ns) {
-		stop_walk(w, "time budget exhausted");
+	if ((w->visited & 255) == 1 && extc_past_deadline(l->deadline_ns)) {
+		extc_rmw_stop(w, "time budget exhausted");
 		return (true);
 	}
 	return (false);
@@ -355,8 +187,8 @@ static void walk(struct rm_walk *w)
 		de = readdir(f->dir);
 		if (de == NULL) {
 			if (errno != 0)
-				note_failure(w, errno, f->name, f->ino);
-			pop_frame(w);
+				extc_rmw_note_failure(w, errno, f->name, f->ino);
+			extc_rmw_pop(w);
 			continue;
 		}
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -381,20 +213,20 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 	struct extc_ident parent_id;
 
 	if (extc_ident_fd(parentfd, &parent_id) < 0) {
-		note_failure(w, errno, name, 0);
+		extc_rmw_note_failure(w, errno, name, 0);
 		return (false);
 	}
 	if (extc_ident_at(parentfd, name, id) < 0) {
 		if (errno == ENOENT)
 			return (false);
-		note_failure(w, errno, name, 0);
+		extc_rmw_note_failure(w, errno, name, 0);
 		return (false);
 	}
 	if (!S_ISDIR(id->mode)) {
 		if (unlinkat(parentfd, name, 0) == 0)
 			w->report->removed++;
 		else if (errno != ENOENT)
-			note_failure(w, errno, name, id->ino);
+			extc_rmw_note_failure(w, errno, name, id->ino);
 		return (false);
 	}
 	switch (extc_open_below(parentfd, &parent_id, name, fd, id)) {
@@ -402,16 +234,16 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 		return (false);
 	case EXTC_OPEN_MOUNT:
 		w->report->mounts++;
-		note_failure(w, EBUSY, name, id->ino);
+		extc_rmw_note_failure(w, EBUSY, name, id->ino);
 		return (false);
 	case EXTC_OPEN_ERROR:
 		if (errno == ELOOP || errno == ENOTDIR) {
 			if (unlinkat(parentfd, name, 0) == 0)
 				w->report->removed++;
 			else if (errno != ENOENT)
-				note_failure(w, errno, name, id->ino);
+				extc_rmw_note_failure(w, errno, name, id->ino);
 		} else {
-			note_failure(w, errno, name, id->ino);
+			extc_rmw_note_failure(w, errno, name, id->ino);
 		}
 		return (false);
 	case EXTC_OPEN_OK:
@@ -420,7 +252,7 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 	if (!may_enter(parent_id.uid, id->uid)) {
 		close(*fd);
 		note_foreign(w, name);
-		note_failure(w, EPERM, name, id->ino);
+		extc_rmw_note_failure(w, EPERM, name, id->ino);
 		return (false);
 	}
 	return (true);
@@ -448,14 +280,14 @@ int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits 
 	/* one plain entry of parentfd, nothing that would resolve elsewhere */
 	if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
 	    strchr(name, '/') != NULL) {
-		note_failure(&w, EINVAL, name, 0);
+		extc_rmw_note_failure(&w, EINVAL, name, 0);
 		goto out;
 	}
 
 	if (!open_top(&w, parentfd, name, &fd, &id))
 		goto out;
 	w.top = id;
-	if (push_frame(&w, fd, &id, name) == 0)
+	if (extc_rmw_push(&w, fd, &id, name) == 0)
 		walk(&w);
 out:
 	for (i = 0; i < w.depth; i++) {

@@ -2,18 +2,9 @@
 /* spank-ext-cache: the removal engine's limits and report: defaults, sums and one log-ready sentence. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-#include "fs_remove.h"
+#include "fs_report.h"
 #include "text.h"
-
-uint64_t extc_monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-}
 
 void extc_rm_limits_default(struct extc_rm_limits *limits)
 {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fs_ident.h"
 #include "fs_level.h"
 #include "fs_trash.h"
@@ -20,12 +21,13 @@
  * <base>[/<node>]/.trash: root-owned 0700, so what is moved there is out of
  * every user's reach by path at once, and can be removed at leisure.
  */
-int extc_trash_open(struct tree_fds *t, bool create, int *out, char *why, size_t whylen)
+enum extc_level_result extc_trash_open(struct tree_fds *t, bool create, int *out, char *why,
+				       size_t whylen)
 {
 	struct extc_ident node_id, id;
 	bool created = false;
 	int fd = -1;
-	int rv = -1;
+	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
 	if (extc_ident_fd(t->node, &node_id) < 0) {
 		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
@@ -44,7 +46,7 @@ int extc_trash_open(struct tree_fds *t, bool create, int *out, char *why, size_t
 		errno = EBUSY;
 	if (fd < 0) {
 		if (errno == ENOENT && !create)
-			rv = 1;
+			rv = EXTC_LEVEL_ABSENT;
 		else
 			extc_fmt(why, whylen, "%s/%s: cannot open: %s", t->path, EXTC_TRASH_NAME,
 				 extc_level_open_error(t->node, EXTC_TRASH_NAME, errno));
@@ -63,7 +65,7 @@ int extc_trash_open(struct tree_fds *t, bool create, int *out, char *why, size_t
 	}
 	*out = fd;
 	fd = -1;
-	rv = 0;
+	rv = EXTC_LEVEL_FOUND;
 out:
 	if (fd >= 0)
 		close(fd);
@@ -87,39 +89,41 @@ int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag)
 	return (renameat2(dirfd, name, trashfd, tname, RENAME_NOREPLACE));
 }
 
-int extc_tree_retire_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 uid_t uid, uint32_t jobid, bool *moved, char *why, size_t whylen)
+enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,
+					     const struct extc_fs_policy *pol, uid_t uid,
+					     uint32_t jobid, bool *moved, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_rm_report ignored;
 	struct extc_ident id;
 	struct tree_fds t;
 	int trashfd = -1;
-	int rv;
+	enum extc_level_result opened;
+	enum extc_retire_result rv = EXTC_RETIRE_DONE;
 
 	*moved = false;
 	extc_level_fds_init(&t);
-	rv = extc_level_open_user(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
-	if (rv != 0) {
-		rv = (rv == 1) ? 0 : -1;
+	opened = extc_level_open_user(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
+	if (opened != EXTC_LEVEL_FOUND) {
+		rv = (opened == EXTC_LEVEL_ABSENT) ? EXTC_RETIRE_DONE : EXTC_RETIRE_REFUSED;
 		goto out;
 	}
 	if (extc_ident_at(t.uid, jname, &id) < 0) {
-		rv = 0;		/* no tree for this job here */
+		rv = EXTC_RETIRE_DONE;		/* no tree for this job here */
 		goto out;
 	}
-	if (extc_trash_open(&t, true, &trashfd, why, whylen) != 0 ||
+	if (extc_trash_open(&t, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND ||
 	    extc_trash_move(t.uid, jname, trashfd, jname) < 0) {
 		if (trashfd >= 0)
 			extc_fmt(why, whylen, "%s/%s: cannot move to %s: %s", t.path, jname,
 				 EXTC_TRASH_NAME, strerror(errno));
-		rv = 1;		/* the tree is fine, the trash is not to be had */
+		rv = EXTC_RETIRE_NO_TRASH;	/* the tree is fine, the trash is not to be had */
 		goto out;
 	}
 	*moved = true;
 	memset(&ignored, 0, sizeof(ignored));
 	extc_level_drop_uid(t.node, t.uid, uname, &ignored);
-	rv = 0;
+	rv = EXTC_RETIRE_DONE;
 out:
 	if (trashfd >= 0)
 		close(trashfd);
@@ -197,15 +201,16 @@ int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_po
 	struct tree_fds t;
 	DIR *dir = NULL;
 	int trashfd = -1, dfd;
+	enum extc_level_result opened;
 	int rv;
 
 	memset(report, 0, sizeof(*report));
 	extc_level_fds_init(&t);
-	rv = extc_level_open_top(cfg, pol, false, &t, why, whylen);
-	if (rv == 0)
-		rv = extc_trash_open(&t, false, &trashfd, why, whylen);
-	if (rv != 0) {
-		rv = (rv == 1) ? 0 : -1;
+	opened = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	if (opened == EXTC_LEVEL_FOUND)
+		opened = extc_trash_open(&t, false, &trashfd, why, whylen);
+	if (opened != EXTC_LEVEL_FOUND) {
+		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
 		goto out;
 	}
 	/* one emptier at a time; a second one has nothing to add */
@@ -267,7 +272,7 @@ static void sweep_user(int nodefd, int trashfd, const char *uname,
 
 	if (extc_ident_fd(nodefd, &node_id) < 0 ||
 	    extc_level_open(nodefd, &node_id, uname, false, pol, path, sizeof(path), &uidfd, why,
-		       sizeof(why)) != 0) {
+		       sizeof(why)) != EXTC_LEVEL_FOUND) {
 		rep->refused++;
 		goto out;
 	}
@@ -294,7 +299,7 @@ static void sweep_user(int nodefd, int trashfd, const char *uname,
 			continue;
 		path[0] = '\0';
 		if (extc_level_open(uidfd, &uid_id, de->d_name, false, pol, path, sizeof(path), &jobfd,
-			       why, sizeof(why)) != 0) {
+			       why, sizeof(why)) != EXTC_LEVEL_FOUND) {
 			rep->refused++;
 			continue;
 		}
@@ -333,17 +338,18 @@ int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *
 	DIR *dir = NULL;
 	int trashfd = -1;
 	int dfd;
+	enum extc_level_result opened;
 	int rv;
 
 	memset(report, 0, sizeof(*report));
 	extc_level_fds_init(&t);
-	rv = extc_level_open_top(cfg, pol, false, &t, why, whylen);
-	if (rv != 0) {
-		rv = (rv == 1) ? 0 : -1;
+	opened = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	if (opened != EXTC_LEVEL_FOUND) {
+		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
 		goto out;
 	}
 	/* leftovers go to the trash like an epilog's own job; without one, in place */
-	if (extc_trash_open(&t, true, &trashfd, why, whylen) != 0)
+	if (extc_trash_open(&t, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND)
 		trashfd = -1;
 	dfd = dup(t.node);
 	if (dfd < 0 || (dir = fdopendir(dfd)) == NULL) {

@@ -23,12 +23,17 @@
  * Take a job's tree out of the epilog's critical path: rename it, in O(1)
  * whatever its size, into <base>[/<node>]/.trash (root-owned 0700, same
  * filesystem), then drop the user's level if empty. 'moved' says whether
- * there was a tree to move. Returns 0, 1 when the tree could not be moved
- * because the trash could not be had (remove it in place instead), or -1
- * when the tree itself was refused.
+ * there was a tree to move.
  */
-int extc_tree_retire_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 uid_t uid, uint32_t jobid, bool *moved, char *why, size_t whylen);
+enum extc_retire_result {
+	EXTC_RETIRE_DONE,	/* moved, or nothing to move ('moved' says which) */
+	EXTC_RETIRE_NO_TRASH,	/* the trash could not be had: remove the tree in place instead */
+	EXTC_RETIRE_REFUSED,	/* the tree itself was refused ('why') */
+};
+
+enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,
+					     const struct extc_fs_policy *pol, uid_t uid,
+					     uint32_t jobid, bool *moved, char *why, size_t whylen);
 
 /*
  * Remove everything in the trash with the removal engine, within

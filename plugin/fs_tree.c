@@ -166,12 +166,12 @@ int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_p
 			   char *why, size_t whylen)
 {
 	struct tree_fds t;
-	int rv;
+	enum extc_level_result opened;
 
 	extc_level_fds_init(&t);
-	rv = extc_level_open_top(cfg, pol, true, &t, why, whylen);
+	opened = extc_level_open_top(cfg, pol, true, &t, why, whylen);
 	extc_level_fds_close(&t);
-	return (rv == 0 ? 0 : -1);
+	return (opened == EXTC_LEVEL_FOUND ? 0 : -1);
 }
 
 int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy *pol,
@@ -188,8 +188,8 @@ int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy 
 			 extc_mode_name(mode));
 		goto out;
 	}
-	if (extc_level_open_top(cfg, pol, true, &t, why, whylen) != 0 ||
-	    extc_level_open_job(&t, pol, ids->uid, ids->jobid, true, why, whylen) != 0)
+	if (extc_level_open_top(cfg, pol, true, &t, why, whylen) != EXTC_LEVEL_FOUND ||
+	    extc_level_open_job(&t, pol, ids->uid, ids->jobid, true, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	/* the longest exported value must fit before anything is handed over */
 	if (strlen(t.path) + 1 + strlen(leaf) + 1 + EXTC_SUBDIR_MAX >= pathlen) {
@@ -208,24 +208,25 @@ out:
 	return (rv);
 }
 
-int extc_tree_leaf_ident(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 const struct extc_ids *ids, enum extc_mode mode, struct extc_ident *id,
-			 char *why, size_t whylen)
+enum extc_level_result extc_tree_leaf_ident(const struct extc_config *cfg,
+					    const struct extc_fs_policy *pol,
+					    const struct extc_ids *ids, enum extc_mode mode,
+					    struct extc_ident *id, char *why, size_t whylen)
 {
 	char leaf[EXTC_NAME_LEN];
 	struct extc_ident job_id;
 	struct tree_fds t;
-	int rv;
+	enum extc_level_result rv;
 
 	extc_level_fds_init(&t);
 	if (extc_layout_leaf_name(mode, ids->stepid, leaf, sizeof(leaf)) < 0) {
-		rv = 1;
+		rv = EXTC_LEVEL_ABSENT;
 		goto out;
 	}
 	rv = extc_level_open_top(cfg, pol, false, &t, why, whylen);
-	if (rv == 0)
+	if (rv == EXTC_LEVEL_FOUND)
 		rv = extc_level_open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
-	if (rv != 0)
+	if (rv != EXTC_LEVEL_FOUND)
 		goto out;
 	/*
 	 * From memory only: every task of the step asks this, and the user may
@@ -233,17 +234,17 @@ int extc_tree_leaf_ident(const struct extc_config *cfg, const struct extc_fs_pol
 	 * answer. A mount there is not the leaf slurmstepd made.
 	 */
 	if (extc_ident_fd(t.job, &job_id) < 0 || extc_ident_at(t.job, leaf, id) < 0) {
-		rv = (errno == ENOENT) ? 1 : -1;
-		if (rv < 0)
+		rv = (errno == ENOENT) ? EXTC_LEVEL_ABSENT : EXTC_LEVEL_REFUSED;
+		if (rv == EXTC_LEVEL_REFUSED)
 			extc_fmt(why, whylen, "%s/%s: cannot stat: %s", t.path, leaf, strerror(errno));
 		goto out;
 	}
 	if (!S_ISDIR(id->mode)) {
 		extc_fmt(why, whylen, "%s/%s: is not a directory", t.path, leaf);
-		rv = -1;
+		rv = EXTC_LEVEL_REFUSED;
 	} else if (id->mount_root || !extc_ident_same_mount(id, &job_id)) {
 		extc_fmt(why, whylen, "%s/%s: is a mount point", t.path, leaf);
-		rv = -1;
+		rv = EXTC_LEVEL_REFUSED;
 	}
 out:
 	extc_level_fds_close(&t);
@@ -258,6 +259,7 @@ int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_po
 	char leaf[EXTC_NAME_LEN];
 	struct tree_fds t;
 	int trashfd = -1;
+	enum extc_level_result opened;
 	int rv;
 
 	memset(report, 0, sizeof(*report));
@@ -266,15 +268,17 @@ int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_po
 		rv = 0;
 		goto out;
 	}
-	rv = extc_level_open_top(cfg, pol, false, &t, why, whylen);
-	if (rv == 0)
-		rv = extc_level_open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
-	if (rv == 1) {
+	opened = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	if (opened == EXTC_LEVEL_FOUND)
+		opened = extc_level_open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
+	if (opened == EXTC_LEVEL_ABSENT) {
 		rv = 0;		/* nothing was ever made here */
 		goto out;
 	}
-	if (rv < 0)
+	if (opened == EXTC_LEVEL_REFUSED) {
+		rv = -1;
 		goto out;
+	}
 	rv = extc_rm_tree_at(t.job, leaf, extc_level_rm_limits(pol, &limits), report);
 	if (rv < 0) {
 		char text[512], ignored[256];
@@ -287,7 +291,7 @@ int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_po
 		 * user's reach, and the job epilog's emptier finishes it.
 		 */
 		if (report->stopped != NULL && report->failed == 0 &&
-		    extc_trash_open(&t, true, &trashfd, ignored, sizeof(ignored)) == 0 &&
+		    extc_trash_open(&t, true, &trashfd, ignored, sizeof(ignored)) == EXTC_LEVEL_FOUND &&
 		    extc_trash_move(t.job, leaf, trashfd, leaf) == 0)
 			extc_fmt(why, whylen, "%s/%s: %s; moved what is left to %s", t.path, leaf,
 				 text, EXTC_TRASH_NAME);
@@ -327,22 +331,23 @@ void extc_level_drop_uid(int nodefd, int uidfd, const char *uname, struct extc_r
  * Names of a job's levels and the user's level opened (no creation), for
  * the epilog's paths: 0 open, 1 nothing there (or ids never managed), -1.
  */
-int extc_level_open_user(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			   uid_t uid, uint32_t jobid, struct tree_fds *t, char *uname,
-			   char *jname, char *why, size_t whylen)
+enum extc_level_result extc_level_open_user(const struct extc_config *cfg,
+					    const struct extc_fs_policy *pol, uid_t uid,
+					    uint32_t jobid, struct tree_fds *t, char *uname,
+					    char *jname, char *why, size_t whylen)
 {
 	struct extc_ident node_id;
-	int rv;
+	enum extc_level_result rv;
 
 	if (extc_layout_uid_name(uid, uname, EXTC_NAME_LEN) < 0 ||
 	    extc_layout_job_name(jobid, jname, EXTC_NAME_LEN) < 0)
-		return (1);
+		return (EXTC_LEVEL_ABSENT);
 	rv = extc_level_open_top(cfg, pol, false, t, why, whylen);
-	if (rv == 0 && extc_ident_fd(t->node, &node_id) < 0) {
+	if (rv == EXTC_LEVEL_FOUND && extc_ident_fd(t->node, &node_id) < 0) {
 		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
-		rv = -1;
+		rv = EXTC_LEVEL_REFUSED;
 	}
-	if (rv == 0)
+	if (rv == EXTC_LEVEL_FOUND)
 		rv = extc_level_open(t->node, &node_id, uname, false, pol, t->path, sizeof(t->path),
 				&t->uid, why, whylen);
 	return (rv);
@@ -355,13 +360,14 @@ int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_pol
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_rm_limits limits;
 	struct tree_fds t;
+	enum extc_level_result opened;
 	int rv;
 
 	memset(report, 0, sizeof(*report));
 	extc_level_fds_init(&t);
-	rv = extc_level_open_user(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
-	if (rv != 0) {
-		rv = (rv == 1) ? 0 : -1;
+	opened = extc_level_open_user(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
+	if (opened != EXTC_LEVEL_FOUND) {
+		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
 		goto out;
 	}
 	if (extc_rm_tree_at(t.uid, jname, extc_level_rm_limits(pol, &limits), report) < 0) {

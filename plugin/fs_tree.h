@@ -59,13 +59,21 @@ int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy 
 		     const struct extc_ids *ids, enum extc_mode mode,
 		     char *leaf_path, size_t pathlen, int *hold_fd, char *why, size_t whylen);
 
+/* What opening (or identifying) a level of the tree found. */
+enum extc_level_result {
+	EXTC_LEVEL_FOUND,	/* opened (or identified), made first with 'create' */
+	EXTC_LEVEL_ABSENT,	/* not there, and not to be made */
+	EXTC_LEVEL_REFUSED,	/* unusable or failed: 'why' says why */
+};
+
 /*
  * Identity of the step's leaf as this process sees it, without making
- * anything: 0 found, 1 absent, -1 refused ('why' says why).
+ * anything: found, absent, or refused ('why' says why).
  */
-int extc_tree_leaf_ident(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 const struct extc_ids *ids, enum extc_mode mode, struct extc_ident *id,
-			 char *why, size_t whylen);
+enum extc_level_result extc_tree_leaf_ident(const struct extc_config *cfg,
+					    const struct extc_fs_policy *pol,
+					    const struct extc_ids *ids, enum extc_mode mode,
+					    struct extc_ident *id, char *why, size_t whylen);
 
 /* Remove one step's leaf. 0 when it is gone (or never existed). */
 int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_policy *pol,

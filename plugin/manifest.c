@@ -171,21 +171,22 @@ int extc_manifest_compatible(const struct extc_manifest *have, const struct extc
 	return (0);
 }
 
-int extc_manifest_read(int dirfd, struct extc_manifest *m, char *why, size_t whylen)
+enum extc_manifest_result extc_manifest_read(int dirfd, struct extc_manifest *m, char *why,
+					     size_t whylen)
 {
 	char text[EXTC_MANIFEST_MAX + 1];
 	struct stat sb;
 	ssize_t n;
 	size_t got = 0;
 	int fd;
-	int rv = -1;
+	enum extc_manifest_result rv = EXTC_MANIFEST_FAILED;
 
 	fd = openat(dirfd, EXTC_MANIFEST_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 && errno == ENOENT)
-		return (1);
+		return (EXTC_MANIFEST_ABSENT);
 	if (fd < 0) {
 		extc_fmt(why, whylen, "%s: cannot open: %s", EXTC_MANIFEST_NAME, strerror(errno));
-		return (-1);
+		return (EXTC_MANIFEST_FAILED);
 	}
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > EXTC_MANIFEST_MAX) {
 		extc_fmt(why, whylen, "%s: not a manifest (not a small regular file)",
@@ -205,30 +206,31 @@ int extc_manifest_read(int dirfd, struct extc_manifest *m, char *why, size_t why
 	text[got] = '\0';
 	if (extc_manifest_parse(text, m, why, whylen) < 0)
 		goto out;
-	rv = 0;
+	rv = EXTC_MANIFEST_OK;
 out:
 	close(fd);
 	return (rv);
 }
 
-int extc_manifest_write(int dirfd, const struct extc_manifest *m, bool only_if_absent,
-			const char *tag, char *why, size_t whylen)
+enum extc_manifest_result extc_manifest_write(int dirfd, const struct extc_manifest *m,
+					      bool only_if_absent, const char *tag, char *why,
+					      size_t whylen)
 {
 	char text[EXTC_MANIFEST_MAX], tmp[128];
 	size_t len, off = 0;
 	int fd;
-	int rv = -1;
+	enum extc_manifest_result rv = EXTC_MANIFEST_FAILED;
 
 	if (extc_manifest_format(m, text, sizeof(text)) < 0 ||
 	    extc_fmt(tmp, sizeof(tmp), "%s.%s", EXTC_MANIFEST_NAME, tag) < 0) {
 		extc_fmt(why, whylen, "the manifest does not fit");
-		return (-1);
+		return (EXTC_MANIFEST_FAILED);
 	}
 	len = strlen(text);
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		extc_fmt(why, whylen, "%s: cannot create: %s", tmp, strerror(errno));
-		return (-1);
+		return (EXTC_MANIFEST_FAILED);
 	}
 	while (off < len) {
 		ssize_t n = write(fd, text + off, len - off);
@@ -248,20 +250,20 @@ int extc_manifest_write(int dirfd, const struct extc_manifest *m, bool only_if_a
 	}
 	if (only_if_absent) {
 		if (linkat(dirfd, tmp, dirfd, EXTC_MANIFEST_NAME, 0) == 0)
-			rv = 0;
+			rv = EXTC_MANIFEST_OK;
 		else if (errno == EEXIST)
-			rv = 1;
+			rv = EXTC_MANIFEST_EXISTS;
 		else
 			extc_fmt(why, whylen, "%s: cannot create: %s", EXTC_MANIFEST_NAME,
 				 strerror(errno));
 	} else if (renameat(dirfd, tmp, dirfd, EXTC_MANIFEST_NAME) == 0) {
-		rv = 0;
+		rv = EXTC_MANIFEST_OK;
 	} else {
 		extc_fmt(why, whylen, "%s: cannot replace: %s", EXTC_MANIFEST_NAME, strerror(errno));
 	}
 out:
 	close(fd);
-	if (rv != 0 || only_if_absent)
+	if (rv != EXTC_MANIFEST_OK || only_if_absent)
 		unlinkat(dirfd, tmp, 0);
 	return (rv);
 }

@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EXTC_MANIFEST_NAME ".ext-cache-manifest"
+#include "warm_names.h"
+
+#define EXTC_MANIFEST_NAME EXTC_OWN_PREFIX "manifest"
 #define EXTC_MANIFEST_MAX 4096	/* a longer file is not ours */
 
 struct extc_manifest {
@@ -44,16 +46,25 @@ int extc_manifest_parse(const char *text, struct extc_manifest *m, char *why, si
 int extc_manifest_compatible(const struct extc_manifest *have, const struct extc_manifest *want,
 			     char *why, size_t whylen);
 
-/* Read EXTC_MANIFEST_NAME in 'dirfd': 0 read, 1 absent, -1 unreadable or not a manifest. */
-int extc_manifest_read(int dirfd, struct extc_manifest *m, char *why, size_t whylen);
+enum extc_manifest_result {
+	EXTC_MANIFEST_OK,	/* read, or written */
+	EXTC_MANIFEST_ABSENT,	/* read: the directory has none */
+	EXTC_MANIFEST_EXISTS,	/* written only_if_absent: another came first, and stays */
+	EXTC_MANIFEST_FAILED,	/* unreadable, not a manifest, or not written: 'why' says why */
+};
+
+/* Read EXTC_MANIFEST_NAME in 'dirfd': _OK, _ABSENT or _FAILED. */
+enum extc_manifest_result extc_manifest_read(int dirfd, struct extc_manifest *m, char *why,
+					     size_t whylen);
 
 /*
  * Write EXTC_MANIFEST_NAME in 'dirfd' atomically: a temporary file named
  * after 'tag', then a rename over the old one or, with 'only_if_absent', a
- * link that fails if one is already there (then 1 is returned, and the
- * existing one stays).
+ * link that fails if one is already there (then EXTC_MANIFEST_EXISTS is
+ * returned, and the existing one stays). _OK, _EXISTS or _FAILED.
  */
-int extc_manifest_write(int dirfd, const struct extc_manifest *m, bool only_if_absent,
-			const char *tag, char *why, size_t whylen);
+enum extc_manifest_result extc_manifest_write(int dirfd, const struct extc_manifest *m,
+					      bool only_if_absent, const char *tag, char *why,
+					      size_t whylen);
 
 #endif /* EXTC_MANIFEST_H_ */

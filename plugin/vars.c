@@ -2,7 +2,7 @@
 /* spank-ext-cache: the built-in list of cache variables, each read from its tool's source. */
 #include <string.h>
 
-#include "config.h"
+#include "vars.h"
 
 /*
  * Per-job-safe JIT caches only, each read from its tool's source

@@ -1,21 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: copying a JIT cache tree as the job's user (seed in, publish out). */
+/* spank-ext-cache: walking a JIT cache tree as the job's user: what a seed or a publish copies. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fs_ident.h"
 #include "fs_remove.h"
 #include "text.h"
 #include "warm_copy.h"
+#include "warm_data.h"
+#include "warm_names.h"
 #include "warm_ninja.h"
 
 #define COPY_BUF_SIZE (256u * 1024u)
@@ -27,6 +28,7 @@ enum role {
 	ROLE_TORCH_GROUP,	/* torch_extensions/<pyver_cu>: extension directories */
 	ROLE_INDUCTOR,		/* TORCHINDUCTOR_CACHE_DIR: everything but its locks/ */
 	ROLE_PLAIN,
+	ROLE_LEFT_OUT,		/* an incomplete torch build: not walked at all */
 };
 
 struct walk {
@@ -41,27 +43,6 @@ struct walk {
 };
 
 static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum role role);
-
-/*
- * A directory stream on a duplicate of 'dirfd', from the start. The
- * duplicate shares the file offset with 'dirfd': without the rewind a
- * second listing of the same directory would find it already read.
- */
-DIR *extc_warm_opendir(int dirfd)
-{
-	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-	DIR *d;
-
-	if (fd < 0)
-		return (NULL);
-	d = fdopendir(fd);
-	if (d == NULL) {
-		close(fd);
-		return (NULL);
-	}
-	rewinddir(d);
-	return (d);
-}
 
 static int fail(struct walk *w, const char *what, int err)
 {
@@ -85,163 +66,24 @@ static int path_push(struct walk *w, const char *name, size_t *saved)
 	return (0);
 }
 
-static bool past_deadline(const struct extc_warm_opts *o)
+/* The file's bytes (warm_data.c), against the seed's byte limit. */
+static int copy_data(struct walk *w, int sfd, int dfd)
 {
-	return (o->deadline_ns != 0 && extc_monotonic_ns() > o->deadline_ns);
-}
+	const char *what = "cannot copy";
+	char max[64];
 
-void extc_warm_size_text(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double v = (double)bytes;
-	size_t u = 0;
-
-	while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024.0;
-		u++;
-	}
-	if (u == 0)
-		extc_fmt(buf, len, "%llu bytes", (unsigned long long)bytes);
-	else
-		extc_fmt(buf, len, "%.1f %s (%llu bytes)", v, units[u], (unsigned long long)bytes);
-}
-
-/*
- * Names never copied: torch's build lock, Inductor's directory of lock files,
- * and this plugin's own files in a seed or publish tree. ('role' is the
- * role of the directory that holds 'name'.)
- */
-static bool skip_name(struct walk *w, const char *name, enum role role)
-{
-	if (strcmp(name, EXTC_WARM_LOCK_NAME) == 0 ||
-	    (role == ROLE_INDUCTOR && strcmp(name, EXTC_WARM_INDUCTOR_LOCKS) == 0)) {
-		w->st->skipped_locks++;
-		return (true);
-	}
-	if (extc_has_prefix(name, EXTC_WARM_STAGE_PREFIX))
-		return (true);
-	return (role == ROLE_ROOT && extc_has_prefix(name, ".ext-cache-"));
-}
-
-/* torch names the level it adds when TORCH_EXTENSIONS_DIR is unset "py<major><minor>_<cpu|cuNNN>". */
-static bool is_pyver_group(const char *name)
-{
-	size_t i = 2;
-
-	if (strncmp(name, "py", 2) != 0 || name[2] < '0' || name[2] > '9')
-		return (false);
-	while (name[i] >= '0' && name[i] <= '9')
-		i++;
-	return (name[i] == '_' && name[i + 1] != '\0');
-}
-
-enum ext_state { EXT_NONE, EXT_COMPLETE, EXT_INCOMPLETE };
-
-/*
- * A torch extension directory is complete when every .so in it is one that
- * ninja's log says a finished command left (warm_ninja.h). Without a log,
- * when no builder holds (or, killed, left) its lock. The lock alone decides
- * nothing where the log exists: torch 2.14 keeps the file for good (it
- * holds an OS lock on it: torch/utils/cpp_extension.py, FileLock), while
- * 1.13 and 2.6 remove it after a build (FileBaton). Without build.ninja, a
- * .so or a lock it is no extension directory at all.
- */
-static enum ext_state ext_state(int dirfd)
-{
-	bool so = false, so_unfinished = false, lock = false, ninja = false, no_log = false;
-	struct dirent *de;
-	DIR *d = extc_warm_opendir(dirfd);
-
-	if (d == NULL)
-		return (EXT_INCOMPLETE);
-	while ((de = readdir(d)) != NULL) {
-		size_t len = strlen(de->d_name);
-		struct stat sb;
-
-		if (strcmp(de->d_name, EXTC_WARM_LOCK_NAME) == 0) {
-			lock = true;
-		} else if (strcmp(de->d_name, "build.ninja") == 0) {
-			ninja = true;
-		} else if (len > 3 && strcmp(de->d_name + len - 3, ".so") == 0 &&
-			   fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-			   S_ISREG(sb.st_mode) && sb.st_size > 0) {
-			enum extc_ninja_verdict v = extc_ninja_built(dirfd, de->d_name, &sb);
-
-			so = true;
-			so_unfinished |= (v == EXTC_NINJA_NOT_BUILT);
-			no_log |= (v == EXTC_NINJA_NO_LOG);
-		}
-	}
-	closedir(d);
-	if (!so && !lock && !ninja)
-		return (EXT_NONE);
-	if (!so || so_unfinished)
-		return (EXT_INCOMPLETE);
-	return (no_log && lock ? EXT_INCOMPLETE : EXT_COMPLETE);
-}
-
-static int room_for(struct walk *w, uint64_t more)
-{
-	if (w->o->max_bytes != 0 && w->st->bytes + more > w->o->max_bytes) {
-		char max[64];
-
+	switch (extc_warm_copy_data(sfd, dfd, w->buf, COPY_BUF_SIZE, w->o->max_bytes, &w->st->bytes,
+				    &what)) {
+	case EXTC_DATA_COPIED:
+		return (0);
+	case EXTC_DATA_TOO_BIG:
 		extc_warm_size_text(w->o->max_bytes, max, sizeof(max));
 		extc_fmt(w->why, w->whylen, "the tree grew past %s while it was copied", max);
 		return (-1);
+	case EXTC_DATA_FAILED:
+		break;
 	}
-	return (0);
-}
-
-/* Data: a reflink where the filesystem can, else an in-kernel copy, else read/write. */
-static int copy_data(struct walk *w, int sfd, int dfd)
-{
-	bool kernel = true;
-	ssize_t n;
-
-	if (ioctl(dfd, FICLONE, sfd) == 0) {
-		struct stat sb;
-
-		if (fstat(dfd, &sb) < 0)
-			return (fail(w, "cannot stat the copy", errno));
-		if (room_for(w, (uint64_t)sb.st_size) < 0)
-			return (-1);
-		w->st->bytes += (uint64_t)sb.st_size;
-		return (0);
-	}
-	for (;;) {
-		if (kernel) {
-			n = copy_file_range(sfd, NULL, dfd, NULL, 1u << 30, 0);
-			if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-				      errno == EOPNOTSUPP || errno == EBADF)) {
-				kernel = false;
-				continue;
-			}
-		} else {
-			n = read(sfd, w->buf, COPY_BUF_SIZE);
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return (fail(w, "cannot copy", errno));
-		if (n == 0)
-			return (0);
-		if (room_for(w, (uint64_t)n) < 0)
-			return (-1);
-		if (!kernel) {
-			ssize_t off = 0;
-
-			while (off < n) {
-				ssize_t m = write(dfd, w->buf + off, (size_t)(n - off));
-
-				if (m < 0 && errno == EINTR)
-					continue;
-				if (m < 0)
-					return (fail(w, "cannot write", errno));
-				off += m;
-			}
-		}
-		w->st->bytes += (uint64_t)n;
-	}
+	return (fail(w, what, errno));
 }
 
 static void times_of(const struct stat *sb, struct timespec ts[2])
@@ -320,11 +162,11 @@ static int copy_link(struct walk *w, int srcfd, int dstfd, const char *name, con
 	return (0);
 }
 
-/* The role of a child directory, or -1 to leave it out (an incomplete torch build). */
-static int child_role(struct walk *w, int childfd, const char *name, enum role role)
+/* The role of a child directory: ROLE_LEFT_OUT for an incomplete torch build. */
+static enum role child_role(struct walk *w, int childfd, const char *name, enum role role)
 {
 	const char *torch = w->o->torch_subdir, *inductor = w->o->inductor_subdir;
-	enum ext_state state;
+	enum extc_ext_state state;
 
 	switch (role) {
 	case ROLE_ROOT:
@@ -333,13 +175,13 @@ static int child_role(struct walk *w, int childfd, const char *name, enum role r
 		return (inductor != NULL && strcmp(name, inductor) == 0 ? ROLE_INDUCTOR : ROLE_PLAIN);
 	case ROLE_TORCH:
 	case ROLE_TORCH_GROUP:
-		state = ext_state(childfd);
-		if (state == EXT_COMPLETE)
+		state = extc_warm_ext_state(childfd);
+		if (state == EXTC_EXT_COMPLETE)
 			return (ROLE_PLAIN);
-		if (state == EXT_NONE && role == ROLE_TORCH && is_pyver_group(name))
+		if (state == EXTC_EXT_NONE && role == ROLE_TORCH && extc_warm_is_pyver_group(name))
 			return (ROLE_TORCH_GROUP);
 		w->st->skipped_incomplete++;
-		return (-1);
+		return (ROLE_LEFT_OUT);
 	default:
 		return (ROLE_PLAIN);
 	}
@@ -351,7 +193,7 @@ static int copy_dir(struct walk *w, int srcfd, int dstfd, const char *name, cons
 	struct extc_ident id;
 	struct timespec ts[2];
 	int sfd, dfd = -1;
-	int crole;
+	enum role crole;
 	int rv = -1;
 
 	sfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
@@ -367,7 +209,7 @@ static int copy_dir(struct walk *w, int srcfd, int dstfd, const char *name, cons
 		goto out;
 	}
 	crole = child_role(w, sfd, name, role);
-	if (crole < 0) {
+	if (crole == ROLE_LEFT_OUT) {
 		rv = 0;
 		goto out;
 	}
@@ -383,7 +225,7 @@ static int copy_dir(struct walk *w, int srcfd, int dstfd, const char *name, cons
 			goto out;
 		}
 	}
-	if (walk_dir(w, sfd, dfd, depth + 1, (enum role)crole) < 0)
+	if (walk_dir(w, sfd, dfd, depth + 1, crole) < 0)
 		goto out;
 	if (w->copy) {
 		times_of(sb, ts);
@@ -408,11 +250,18 @@ static int walk_entry(struct walk *w, int srcfd, int dstfd, const char *name, co
 	size_t saved;
 	int rv;
 
-	if (skip_name(w, name, role))
+	switch (extc_warm_name_rule(name, role == ROLE_INDUCTOR)) {
+	case EXTC_NAME_LOCK:
+		w->st->skipped_locks++;
 		return (0);
+	case EXTC_NAME_SKIP:
+		return (0);
+	case EXTC_NAME_COPY:
+		break;
+	}
 	if (path_push(w, name, &saved) < 0)
 		return (-1);
-	if (past_deadline(w->o)) {
+	if (extc_past_deadline(w->o->deadline_ns)) {
 		rv = fail(w, "stopped: the deadline passed", ETIMEDOUT);
 	} else if (fstatat(srcfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
 		rv = errno == ENOENT ? 0 : fail(w, "cannot stat", errno);
@@ -448,8 +297,6 @@ static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum r
 		de = readdir(d);
 		if (de == NULL)
 			break;
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
 		if (walk_entry(w, srcfd, dstfd, de->d_name, de->d_name, depth, role) < 0)
 			goto out;
 	}
@@ -524,14 +371,4 @@ int extc_warm_copy_entry(int srcfd, const char *name, int dstfd, const char *dna
 	rv = walk_entry(&w, srcfd, dstfd, name, dname, 1, ROLE_PLAIN);
 	free(w.buf);
 	return (rv);
-}
-
-bool extc_warm_is_pyver_group(const char *name)
-{
-	return (is_pyver_group(name));
-}
-
-int extc_warm_ext_state(int dirfd)
-{
-	return ((int)ext_state(dirfd));
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: did ninja finish building a file? (torch extension completeness) */
+/* spank-ext-cache: torch extension completeness: did ninja finish a file, is a directory a finished build. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -7,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "warm_data.h"
+#include "warm_names.h"
 #include "warm_ninja.h"
 
 #define NS_PER_MS 1000000ULL
@@ -106,4 +109,59 @@ enum extc_ninja_verdict extc_ninja_built(int dirfd, const char *output, const st
 	if (mtime < e.mtime_ns || mtime - e.mtime_ns > window)
 		return (EXTC_NINJA_NOT_BUILT);
 	return (EXTC_NINJA_BUILT);
+}
+
+/*
+ * A torch extension directory is complete when every .so in it is one that
+ * ninja's log says a finished command left. Without a log,
+ * when no builder holds (or, killed, left) its lock. The lock alone decides
+ * nothing where the log exists: torch 2.14 keeps the file for good (it
+ * holds an OS lock on it: torch/utils/cpp_extension.py, FileLock), while
+ * 1.13 and 2.6 remove it after a build (FileBaton). Without build.ninja, a
+ * .so or a lock it is no extension directory at all.
+ */
+enum extc_ext_state extc_warm_ext_state(int dirfd)
+{
+	bool so = false, so_unfinished = false, lock = false, ninja = false, no_log = false;
+	struct dirent *de;
+	DIR *d = extc_warm_opendir(dirfd);
+
+	if (d == NULL)
+		return (EXTC_EXT_INCOMPLETE);
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		struct stat sb;
+
+		if (strcmp(de->d_name, EXTC_WARM_LOCK_NAME) == 0) {
+			lock = true;
+		} else if (strcmp(de->d_name, "build.ninja") == 0) {
+			ninja = true;
+		} else if (len > 3 && strcmp(de->d_name + len - 3, ".so") == 0 &&
+			   fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+			   S_ISREG(sb.st_mode) && sb.st_size > 0) {
+			enum extc_ninja_verdict v = extc_ninja_built(dirfd, de->d_name, &sb);
+
+			so = true;
+			so_unfinished |= (v == EXTC_NINJA_NOT_BUILT);
+			no_log |= (v == EXTC_NINJA_NO_LOG);
+		}
+	}
+	closedir(d);
+	if (!so && !lock && !ninja)
+		return (EXTC_EXT_NONE);
+	if (!so || so_unfinished)
+		return (EXTC_EXT_INCOMPLETE);
+	return (no_log && lock ? EXTC_EXT_INCOMPLETE : EXTC_EXT_COMPLETE);
+}
+
+/* torch names the level it adds when TORCH_EXTENSIONS_DIR is unset "py<major><minor>_<cpu|cuNNN>". */
+bool extc_warm_is_pyver_group(const char *name)
+{
+	size_t i = 2;
+
+	if (strncmp(name, "py", 2) != 0 || name[2] < '0' || name[2] > '9')
+		return (false);
+	while (name[i] >= '0' && name[i] <= '9')
+		i++;
+	return (name[i] == '_' && name[i + 1] != '\0');
 }

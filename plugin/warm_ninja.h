@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: did ninja finish building a file? (torch extension completeness) */
+/* spank-ext-cache: torch extension completeness: did ninja finish a file, is a directory a finished build. */
 #ifndef EXTC_WARM_NINJA_H_
 #define EXTC_WARM_NINJA_H_
 
@@ -28,5 +28,23 @@ enum extc_ninja_verdict {
  * later command that did not finish: a build killed while linking.
  */
 enum extc_ninja_verdict extc_ninja_built(int dirfd, const char *output, const struct stat *sb);
+
+/* What a torch extension directory holds. */
+enum extc_ext_state {
+	EXTC_EXT_NONE,		/* no build.ninja, .so or lock: no extension directory at all */
+	EXTC_EXT_COMPLETE,	/* a finished build: copied and published */
+	EXTC_EXT_INCOMPLETE,	/* being built, or killed mid-build: left out */
+};
+
+/*
+ * The state of the torch extension directory 'dirfd'. The one rule for
+ * both seed and publish: a build is complete when every .so in it is one
+ * that ninja's log says a finished command left (extc_ninja_built);
+ * without a log, when no builder holds (or, killed, left) its lock.
+ */
+enum extc_ext_state extc_warm_ext_state(int dirfd);
+
+/* torch's "py<major><minor>_<cu>" level name (added when TORCH_EXTENSIONS_DIR is unset)? */
+bool extc_warm_is_pyver_group(const char *name);
 
 #endif /* EXTC_WARM_NINJA_H_ */

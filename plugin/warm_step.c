@@ -13,57 +13,43 @@
 #include <slurm/spank.h>
 
 #include "as_user.h"
+#include "clock.h"
 #include "fs_remove.h"
 #include "layout.h"
 #include "log.h"
 #include "manifest.h"
 #include "option.h"
 #include "text.h"
+#include "warm_child.h"
 #include "warm_copy.h"
+#include "warm_data.h"
 #include "warm_path.h"
+#include "warm_publish.h"
+#include "warm_seed.h"
 #include "warm_step.h"
+#include "warm_sweep.h"
 
 #define NOTICES_MAX 4
 #define CPUINFO "/proc/cpuinfo"
 
+/* Where the step's seed or publish directory was named. */
+enum source {
+	SOURCE_OPTION,		/* --ext-cache-seed / --ext-cache-publish */
+	SOURCE_ENV,		/* SLURM_EXT_CACHE_SEED / SLURM_EXT_CACHE_PUBLISH */
+	SOURCE_ADMIN,		/* the admin's seed= pattern */
+};
+
 static struct {
 	char seed[EXTC_WARM_PATH_MAX + 1];
-	const char *seed_from;		/* "--ext-cache-seed", "SLURM_EXT_CACHE_SEED" or "seed=" */
+	enum source seed_from;
 	char publish[EXTC_WARM_PATH_MAX + 1];
-	const char *publish_from;
+	enum source publish_from;
 	char key[EXTC_WARM_KEY_MAX + 1];
 	char node[EXTC_NODE_NAME_MAX + 1];
 	bool publish_refused;		/* user_init found it unusable: nothing to try at exit */
 	char notices[NOTICES_MAX][700];	/* told to the user by task 0 of each node */
 	size_t nnotices;
 } warm;
-
-/* What the copying child is given, and what it sends back. */
-struct child_arg {
-	const char *leaf;
-	const char *seed;
-	const char *publish;
-	const char *node;
-	struct extc_warm_opts opts;
-	const char *subdirs[EXTC_VARS_MAX];
-	struct extc_manifest want;
-};
-
-struct seed_res {
-	int seed_rc;		/* 0 seeded, 1 leaf not fresh, 2 seed absent, -1 refused */
-	bool unchecked;		/* the seed had no manifest */
-	int publish_rc;		/* 0 usable (or to be made), -1 refused */
-	uint64_t ns;
-	struct extc_copy_stats st;
-	char seed_why[600];
-	char publish_why[600];
-};
-
-struct publish_res {
-	uint64_t ns;
-	struct extc_publish_report rep;
-	char why[600];
-};
 
 static void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void notice(const char *fmt, ...)
@@ -84,6 +70,30 @@ void extc_warm_step_reset(void)
 	memset(&warm, 0, sizeof(warm));
 }
 
+/* The source as the user wrote it, for messages. */
+static const char *source_text(enum source from, bool seed)
+{
+	switch (from) {
+	case SOURCE_OPTION:
+		return (seed ? "--ext-cache-seed" : "--ext-cache-publish");
+	case SOURCE_ENV:
+		return (seed ? EXTC_ENV_SEED : EXTC_ENV_PUBLISH);
+	case SOURCE_ADMIN:
+		break;
+	}
+	return ("seed=");
+}
+
+static const char *seed_from(void)
+{
+	return (source_text(warm.seed_from, true));
+}
+
+static const char *publish_from(void)
+{
+	return (source_text(warm.publish_from, false));
+}
+
 static const char *shown(const char *value, char *buf, size_t len)
 {
 	extc_escape(value, 80, buf, len);
@@ -91,15 +101,15 @@ static const char *shown(const char *value, char *buf, size_t len)
 }
 
 /* Option, then environment; 'from' says which. Returns NULL when neither is given. */
-static const char *user_value(spank_t sp, const char *option, const char *option_name,
-			      const char *env, char *buf, int len, const char **from)
+static const char *user_value(spank_t sp, const char *option, const char *env, char *buf, int len,
+			      enum source *from)
 {
 	if (option != NULL) {
-		*from = option_name;
+		*from = SOURCE_OPTION;
 		return (option);
 	}
 	if (spank_getenv(sp, env, buf, len) == ESPANK_SUCCESS) {
-		*from = env;
+		*from = SOURCE_ENV;
 		return (buf);
 	}
 	return (NULL);
@@ -151,7 +161,7 @@ static void admin_seed(const struct extc_config *cfg, uid_t uid)
 		warm.seed[0] = '\0';
 		return;
 	}
-	warm.seed_from = "seed=";
+	warm.seed_from = SOURCE_ADMIN;
 }
 
 void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
@@ -162,28 +172,28 @@ void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const str
 	spank_err_t rc;
 
 	extc_warm_step_reset();
-	v = user_value(sp, extc_option_seed(), "--ext-cache-seed", EXTC_ENV_SEED, envbuf,
-		       sizeof(envbuf), &warm.seed_from);
-	if (v != NULL && extc_warm_check_dir(v, warm.seed_from, why, sizeof(why)) < 0)
+	v = user_value(sp, extc_option_seed(), EXTC_ENV_SEED, envbuf, sizeof(envbuf),
+		       &warm.seed_from);
+	if (v != NULL && extc_warm_check_dir(v, seed_from(), why, sizeof(why)) < 0)
 		notice("%s; not seeded", why);
 	else if (v != NULL && !has_dir)
 		notice("%s=%s: ignored: this step has no private cache directory (ask for one with "
-		       "--ext-cache=local or --ext-cache=job)", warm.seed_from, shown(v, buf, sizeof(buf)));
+		       "--ext-cache=local or --ext-cache=job)", seed_from(), shown(v, buf, sizeof(buf)));
 	else if (v != NULL && cfg->seed_max == 0)
 		notice("%s=%s: ignored: seeding is disabled on this cluster (seed_max=0)",
-		       warm.seed_from, shown(v, buf, sizeof(buf)));
+		       seed_from(), shown(v, buf, sizeof(buf)));
 	else if (v != NULL)
 		strcpy(warm.seed, v);
 	else if (has_dir)
 		admin_seed(cfg, ids->uid);
 
-	v = user_value(sp, extc_option_publish(), "--ext-cache-publish", EXTC_ENV_PUBLISH, envbuf,
-		       sizeof(envbuf), &warm.publish_from);
-	if (v != NULL && extc_warm_check_dir(v, warm.publish_from, why, sizeof(why)) < 0)
+	v = user_value(sp, extc_option_publish(), EXTC_ENV_PUBLISH, envbuf, sizeof(envbuf),
+		       &warm.publish_from);
+	if (v != NULL && extc_warm_check_dir(v, publish_from(), why, sizeof(why)) < 0)
 		notice("%s; nothing will be published", why);
 	else if (v != NULL && !has_dir)
 		notice("%s=%s: ignored: this step has no private cache directory (ask for one with "
-		       "--ext-cache=local or --ext-cache=job)", warm.publish_from,
+		       "--ext-cache=local or --ext-cache=job)", publish_from(),
 		       shown(v, buf, sizeof(buf)));
 	else if (v != NULL)
 		strcpy(warm.publish, v);
@@ -208,7 +218,7 @@ void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const str
 	node_name(sp);
 }
 
-static void fill_arg(struct child_arg *a, const struct extc_config *cfg, const struct extc_ids *ids,
+static void fill_arg(struct extc_warm_child_arg *a, const struct extc_config *cfg, const struct extc_ids *ids,
 		     const char *leaf, uint32_t timeout_s)
 {
 	char why[256];
@@ -250,134 +260,14 @@ static bool creds_of(spank_t sp, const struct extc_ids *ids, struct extc_creds *
 	return (cr->groups != NULL);
 }
 
-/* ---- in the child, as the user --------------------------------------------------- */
-
-static int open_dir(const char *path)
-{
-	/* as the user: a symlink in a path of theirs leads nowhere they could not go */
-	return (open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-}
-
-static void child_seed(struct child_arg *a, int leaffd, struct seed_res *r)
-{
-	struct extc_manifest have;
-	uint64_t t0 = extc_monotonic_ns();
-	int fd = open_dir(a->seed);
-	int ret;
-
-	if (fd < 0) {
-		r->seed_rc = errno == ENOENT ? 2 : -1;
-		extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open it: %s", strerror(errno));
-		return;
-	}
-	ret = extc_manifest_read(fd, &have, r->seed_why, sizeof(r->seed_why));
-	if (ret == 0 && extc_manifest_compatible(&have, &a->want, r->seed_why,
-						 sizeof(r->seed_why)) < 0)
-		ret = -1;
-	r->unchecked = ret == 1;
-	if (ret < 0)
-		r->seed_rc = -1;
-	else
-		r->seed_rc = extc_warm_seed(fd, leaffd, &a->opts, &r->st, r->seed_why,
-					    sizeof(r->seed_why));
-	r->ns = extc_monotonic_ns() - t0;
-	close(fd);
-}
-
-static void child_check_publish(struct child_arg *a, struct seed_res *r)
-{
-	struct extc_manifest have;
-	int fd = open_dir(a->publish);
-
-	if (fd < 0 && errno == ENOENT)
-		return;	/* made at the end of the step */
-	if (fd < 0) {
-		r->publish_rc = -1;
-		extc_fmt(r->publish_why, sizeof(r->publish_why), "cannot open it: %s", strerror(errno));
-		return;
-	}
-	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
-		r->publish_rc = -1;
-		extc_fmt(r->publish_why, sizeof(r->publish_why), "cannot write to it: %s",
-			 strerror(errno));
-	} else if (extc_manifest_read(fd, &have, r->publish_why, sizeof(r->publish_why)) == 0 &&
-		   extc_manifest_compatible(&have, &a->want, r->publish_why,
-					    sizeof(r->publish_why)) < 0) {
-		r->publish_rc = -1;
-	}
-	close(fd);
-}
-
-static int seed_child(void *varg, void *res, size_t reslen)
-{
-	struct child_arg *a = varg;
-	struct seed_res *r = res;
-	int leaffd = -1;
-
-	memset(r, 0, reslen);
-	if (a->seed != NULL) {
-		leaffd = open(a->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (leaffd < 0) {
-			r->seed_rc = -1;
-			extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open the private directory: %s",
-				 strerror(errno));
-		} else {
-			child_seed(a, leaffd, r);
-			close(leaffd);
-		}
-	}
-	if (a->publish != NULL)
-		child_check_publish(a, r);
-	return (0);
-}
-
-static int publish_child(void *varg, void *res, size_t reslen)
-{
-	struct child_arg *a = varg;
-	struct publish_res *r = res;
-	uint64_t t0 = extc_monotonic_ns();
-	char tag[EXTC_NODE_NAME_MAX + 32];
-	int leaffd, dirfd = -1;
-	int rv = -1;
-
-	memset(r, 0, reslen);
-	extc_fmt(tag, sizeof(tag), "%s.%ld", a->node, (long)getpid());
-	a->opts.tag = tag;
-	leaffd = open(a->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (leaffd < 0) {
-		extc_fmt(r->why, sizeof(r->why), "cannot open the private directory: %s",
-			 strerror(errno));
-		return (-1);
-	}
-	/* only the last component is made: a typo in a parent should not grow a tree */
-	if (mkdir(a->publish, 0755) < 0 && errno != EEXIST) {
-		extc_fmt(r->why, sizeof(r->why), "cannot make it: %s", strerror(errno));
-		goto out;
-	}
-	dirfd = open_dir(a->publish);
-	if (dirfd < 0) {
-		extc_fmt(r->why, sizeof(r->why), "cannot open it: %s", strerror(errno));
-		goto out;
-	}
-	rv = extc_warm_publish(leaffd, dirfd, &a->opts, &a->want, &r->rep, r->why, sizeof(r->why));
-out:
-	r->ns = extc_monotonic_ns() - t0;
-	if (dirfd >= 0)
-		close(dirfd);
-	close(leaffd);
-	return (rv);
-}
-
-/* ---- in slurmstepd ---------------------------------------------------------------- */
-
 void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
 			 const char *leaf_path)
 {
-	static struct child_arg a;
-	static struct seed_res r;
+	static struct extc_warm_child_arg a;
+	static struct extc_warm_seed_res r;
 	struct extc_creds cr;
 	char why[512], size[64], buf[96];
-	int ret;
+	enum extc_as_user_result ret;
 
 	if (warm.seed[0] == '\0' && warm.publish[0] == '\0')
 		return;
@@ -389,37 +279,37 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 	}
 	creds_of(sp, ids, &cr);
 	fill_arg(&a, cfg, ids, leaf_path, cfg->seed_timeout);
-	ret = extc_as_user(&cr, (uint64_t)cfg->seed_timeout * 1000, seed_child, &a, &r, sizeof(r),
-			   why, sizeof(why));
-	if (ret < 0) {
+	ret = extc_as_user(&cr, (uint64_t)cfg->seed_timeout * 1000, extc_warm_seed_child, &a, &r,
+			   sizeof(r), why, sizeof(why));
+	if (ret == EXTC_AS_USER_FAILED) {
 		if (warm.seed[0])
-			notice("%s=%s: not seeded: %s", warm.seed_from, shown(warm.seed, buf, sizeof(buf)),
+			notice("%s=%s: not seeded: %s", seed_from(), shown(warm.seed, buf, sizeof(buf)),
 			       why);
 		return;
 	}
 	if (warm.seed[0] != '\0') {
 		extc_warm_size_text(r.st.bytes, size, sizeof(size));
 		shown(warm.seed, buf, sizeof(buf));
-		if (r.seed_rc == 0)
+		if (r.seed == EXTC_SEED_DONE)
 			extc_verbose("seeded %s from %s (%s): %llu files, %llu links, %s in %.3f s; "
 				     "left out %llu locks, %llu incomplete builds%s", leaf_path, buf,
-				     warm.seed_from, (unsigned long long)r.st.files,
+				     seed_from(), (unsigned long long)r.st.files,
 				     (unsigned long long)r.st.links, size, (double)r.ns / 1e9,
 				     (unsigned long long)r.st.skipped_locks,
 				     (unsigned long long)r.st.skipped_incomplete,
 				     r.unchecked ? "; it has no manifest: its key was not checked" : "");
-		else if (r.seed_rc == 1)
+		else if (r.seed == EXTC_SEED_NOT_FRESH)
 			extc_verbose("%s already holds files (an earlier step of this job): not seeded "
 				     "again", leaf_path);
-		else if (r.seed_rc == 2 && strcmp(warm.seed_from, "seed=") == 0)
+		else if (r.seed == EXTC_SEED_ABSENT && warm.seed_from == SOURCE_ADMIN)
 			extc_verbose("seed=: %s does not exist: starting empty", buf);
 		else
 			notice("%s=%s: not seeded, the step goes on with an empty cache: %s",
-			       warm.seed_from, buf, r.seed_why);
+			       seed_from(), buf, r.seed_why);
 	}
 	if (warm.publish[0] != '\0' && r.publish_rc < 0) {
 		warm.publish_refused = true;
-		notice("%s=%s: nothing will be published: %s", warm.publish_from,
+		notice("%s=%s: nothing will be published: %s", publish_from(),
 		       shown(warm.publish, buf, sizeof(buf)), r.publish_why);
 	}
 }
@@ -436,12 +326,12 @@ static const char *abandoned_text(uint64_t n, char *buf, size_t len)
 void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
 			    const char *leaf_path)
 {
-	static struct child_arg a;
-	static struct publish_res r;
+	static struct extc_warm_child_arg a;
+	static struct extc_warm_publish_res r;
 	struct extc_creds cr;
 	char why[512], buf[96], size[64], more[96];
 	struct timespec now;
-	int ret;
+	enum extc_as_user_result ret;
 
 	if (warm.publish[0] == '\0' || warm.publish_refused)
 		return;
@@ -451,14 +341,14 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	clock_gettime(CLOCK_REALTIME, &now);
 	extc_warm_stale_limit(cfg->publish_timeout, &now, &a.opts.stale_before);
 	shown(warm.publish, buf, sizeof(buf));
-	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, publish_child, &a, &r,
+	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, extc_warm_publish_child, &a, &r,
 			   sizeof(r), why, sizeof(why));
-	if (ret < 0) {
+	if (ret == EXTC_AS_USER_FAILED) {
 		extc_error("publishing to %s: %s", buf, why);
 		return;
 	}
 	extc_warm_size_text(r.rep.copy.bytes, size, sizeof(size));
-	if (ret == 0)
+	if (ret == EXTC_AS_USER_DONE)
 		extc_verbose("published to %s: %llu new entries (%s), %llu already there, %llu "
 			     "published first by another node, %llu incomplete builds left out, in %.3f s%s",
 			     buf, (unsigned long long)r.rep.published, size,

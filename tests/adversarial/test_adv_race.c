@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "advtree.h"
+#include "clock.h"
 #include "fs_remove.h"
 
 #define NPAIRS 8

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "advtree.h"
+#include "clock.h"
 #include "fs_remove.h"
 
 #ifndef FS_IOC_GETFLAGS

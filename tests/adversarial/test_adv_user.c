@@ -130,11 +130,12 @@ static int op_ident(void *arg)
 {
 	struct op *o = arg;
 	struct extc_ident id;
-	int rv = extc_tree_leaf_ident(&o->t->cfg, &o->t->pol, &o->t->ids, o->mode, &id, o->why,
-				      sizeof(o->why));
+	enum extc_level_result rv = extc_tree_leaf_ident(&o->t->cfg, &o->t->pol, &o->t->ids, o->mode,
+							 &id, o->why, sizeof(o->why));
 
-	say("leaf ident", rv, rv < 0 ? o->why : "");
-	return (rv == 0 ? 0 : rv == 1 ? 1 : strstr(o->why, "mount point") != NULL ? 10 : 2);
+	say("leaf ident", rv, rv == EXTC_LEVEL_REFUSED ? o->why : "");
+	return (rv == EXTC_LEVEL_FOUND ? 0 : rv == EXTC_LEVEL_ABSENT ? 1 :
+		strstr(o->why, "mount point") != NULL ? 10 : 2);
 }
 
 static int op_remove_leaf(void *arg)
@@ -154,13 +155,13 @@ static int op_retire(void *arg)
 {
 	struct op *o = arg;
 	bool moved = false;
-	int rv;
+	enum extc_retire_result rv;
 
 	o->why[0] = '\0';
 	rv = extc_tree_retire_job(&o->t->cfg, &o->t->pol, o->t->ids.uid, o->t->ids.jobid, &moved,
 				  o->why, sizeof(o->why));
 	say("epilog retire", rv, o->why);
-	return (rv == 0 && moved ? 0 : 1);
+	return (rv == EXTC_RETIRE_DONE && moved ? 0 : 1);
 }
 
 static int op_remove_job(void *arg)
@@ -647,7 +648,7 @@ static void test_stuck_helper_holds_no_descriptor(void **state)
 	assert_int_equal(st.st_uid, 0);
 	pthread_join(th, NULL);
 	fprintf(stderr, "#   extc_as_user: %d after %.2f s: %s\n", s.rv, s.took, s.why);
-	assert_int_equal(s.rv, -1);
+	assert_int_equal(s.rv, EXTC_AS_USER_FAILED);
 	assert_true(s.took < 1.5 + 3.0);
 	assert_contains(s.why, "gave up");
 	/* stuck or not, it holds no lock of ours: the job level can be taken once we let go */

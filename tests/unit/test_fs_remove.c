@@ -23,6 +23,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fs_ident.h"
 #include "fs_remove.h"
 #include "fsfixture.h"

@@ -19,12 +19,17 @@
 #include <cmocka.h>
 
 #include "as_user.h"
+#include "clock.h"
 #include "fs_remove.h"
 #include "fsfixture.h"
 #include "manifest.h"
 #include "text.h"
 #include "warm_copy.h"
+#include "warm_data.h"
 #include "warm_path.h"
+#include "warm_publish.h"
+#include "warm_seed.h"
+#include "warm_sweep.h"
 
 #define NOBODY 65534
 
@@ -239,12 +244,12 @@ static void test_seed_copies_and_a_second_seed_does_nothing(void **state)
 	make_cache("sd/src");
 	src = opendir_at("sd/src");
 	leaf = make_leaf("sd/leaf");
-	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), 0);
+	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
 	assert_true(there("sd/leaf/torch_extensions/good/good.so"));
 	assert_true(there("sd/leaf/triton/top.bin"));
 	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "sd/leaf"), 2);	/* no stage left */
 	/* job mode: a later step finds files and seeds nothing over them */
-	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), 1);
+	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), EXTC_SEED_NOT_FRESH);
 	close(src);
 	close(leaf);
 }
@@ -262,7 +267,7 @@ static void test_seed_max_exceeded_copies_nothing(void **state)
 	src = opendir_at("sm/src");
 	leaf = make_leaf("sm/leaf");
 	o.max_bytes = 10;	/* the cache holds 30 bytes that would be copied */
-	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), -1);
+	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), EXTC_SEED_REFUSED);
 	assert_non_null(strstr(why, "it holds 30 bytes, more than the 10 bytes the admin allows"));
 	assert_non_null(strstr(why, "nothing was copied"));
 	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "sm/leaf"), 2);
@@ -275,7 +280,8 @@ static void test_seed_max_exceeded_copies_nothing(void **state)
 	assert_int_equal(extc_warm_copy_tree(src, leaf, &o, &st, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "grew past 10 bytes"));
 	o.max_bytes = 30;
-	assert_int_equal(extc_warm_seed(src, opendir_at("sm/leaf"), &o, &st, why, sizeof(why)), 0);
+	assert_int_equal(extc_warm_seed(src, opendir_at("sm/leaf"), &o, &st, why, sizeof(why)),
+			 EXTC_SEED_DONE);
 	close(src);
 	close(leaf);
 }
@@ -296,7 +302,7 @@ static int seed_as_nobody(void *arg, void *res, size_t reslen)
 	leaf = open(path, O_RDONLY | O_DIRECTORY);
 	if (src < 0 || leaf < 0)
 		return (extc_fmt(res, reslen, "open: %s", strerror(errno)), -1);
-	return (extc_warm_seed(src, leaf, &o, &st, res, reslen) == -1 ? 0 : -1);
+	return (extc_warm_seed(src, leaf, &o, &st, res, reslen) == EXTC_SEED_REFUSED ? 0 : -1);
 }
 
 static void test_seed_failure_as_the_user_leaves_nothing(void **state)
@@ -313,7 +319,7 @@ static void test_seed_failure_as_the_user_leaves_nothing(void **state)
 	assert_int_equal(chmod(fx.root, 0755), 0);
 	assert_int_equal(chmod(fsfx_path(&fx, p, "sf"), 0755), 0);
 	assert_int_equal(extc_as_user(&cr, 10000, seed_as_nobody, "sf", res, sizeof(res), why,
-				      sizeof(why)), 0);
+				      sizeof(why)), EXTC_AS_USER_DONE);
 	assert_non_null(strstr(res, "triton/private: cannot open: Permission denied"));
 	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "sf/leaf"), 2);
 	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "sf/leaf/torch_extensions"), 0);
@@ -636,7 +642,8 @@ static void test_publish_refuses_a_directory_of_another_key(void **state)
 	assert_int_equal(mkdirs("pk/pub"), 0);
 	leaf = opendir_at("pk/leaf");
 	dir = opendir_at("pk/pub");
-	assert_int_equal(extc_manifest_write(dir, &other, true, "t", why, sizeof(why)), 0);
+	assert_int_equal(extc_manifest_write(dir, &other, true, "t", why, sizeof(why)),
+			 EXTC_MANIFEST_OK);
 	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "SLURM_EXT_CACHE_KEY='torch2.0-cu118-py310-sm80'"));
 	assert_non_null(strstr(why, "this job has 'torch2.1-cu121-py311-sm90'"));
@@ -720,15 +727,17 @@ static void test_seed_refused_on_manifest_mismatch_reads_the_file(void **state)
 	(void)state;
 	assert_int_equal(mkdirs("mm"), 0);
 	dir = opendir_at("mm");
-	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), 1);	/* absent */
+	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), EXTC_MANIFEST_ABSENT);
 	local_manifest(&mine, "a");
-	assert_int_equal(extc_manifest_write(dir, &mine, false, "t", why, sizeof(why)), 0);
-	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), 0);
+	assert_int_equal(extc_manifest_write(dir, &mine, false, "t", why, sizeof(why)),
+			 EXTC_MANIFEST_OK);
+	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), EXTC_MANIFEST_OK);
 	local_manifest(&mine, "b");
 	assert_int_equal(extc_manifest_compatible(&there, &mine, why, sizeof(why)), -1);
 	/* only_if_absent keeps the first one */
-	assert_int_equal(extc_manifest_write(dir, &mine, true, "t", why, sizeof(why)), 1);
-	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), 0);
+	assert_int_equal(extc_manifest_write(dir, &mine, true, "t", why, sizeof(why)),
+			 EXTC_MANIFEST_EXISTS);
+	assert_int_equal(extc_manifest_read(dir, &there, why, sizeof(why)), EXTC_MANIFEST_OK);
 	assert_string_equal(there.key, "a");
 	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "mm"), 1);
 	close(dir);
@@ -783,14 +792,14 @@ static void test_as_user_drops_for_good_and_is_bounded(void **state)
 
 	(void)state;
 	assert_int_equal(extc_as_user(&cr, 5000, report_ids, NULL, res, sizeof(res), why,
-				      sizeof(why)), 0);
+				      sizeof(why)), EXTC_AS_USER_DONE);
 	assert_string_equal(res, "65534 65534 0");
 	assert_int_equal(extc_as_user(&root, 5000, report_ids, NULL, res, sizeof(res), why,
-				      sizeof(why)), -1);
+				      sizeof(why)), EXTC_AS_USER_FAILED);
 	assert_non_null(strstr(why, "refusing to work for uid 0"));
 	t0 = extc_monotonic_ns();
 	assert_int_equal(extc_as_user(&cr, 300, sleep_long, NULL, res, sizeof(res), why,
-				      sizeof(why)), -1);
+				      sizeof(why)), EXTC_AS_USER_FAILED);
 	assert_non_null(strstr(why, "gave up after"));
 	assert_true(extc_monotonic_ns() - t0 < 5000000000ULL);
 }

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: the warm start's child, as the job's user: seed the leaf, check and publish to DIR. */
+#ifndef EXTC_WARM_CHILD_H_
+#define EXTC_WARM_CHILD_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "manifest.h"
+#include "warm_copy.h"
+#include "warm_publish.h"
+#include "warm_seed.h"
+
+/* What the copying child is given, and what it sends back. */
+struct extc_warm_child_arg {
+	const char *leaf;
+	const char *seed;
+	const char *publish;
+	const char *node;
+	struct extc_warm_opts opts;
+	const char *subdirs[EXTC_VARS_MAX];
+	struct extc_manifest want;
+};
+
+struct extc_warm_seed_res {
+	enum extc_seed_result seed;
+	bool unchecked;		/* the seed had no manifest */
+	int publish_rc;		/* 0 usable (or to be made), -1 refused */
+	uint64_t ns;
+	struct extc_copy_stats st;
+	char seed_why[600];
+	char publish_why[600];
+};
+
+struct extc_warm_publish_res {
+	uint64_t ns;
+	struct extc_publish_report rep;
+	char why[600];
+};
+
+/*
+ * extc_as_user functions (as_user.h), run in the child as the user.
+ * Seed: seed the leaf from a->seed (unless NULL), then check that
+ * a->publish (unless NULL) is usable, filling the extc_warm_seed_res.
+ * Publish: make a->publish's last component if need be and publish the
+ * leaf into it, filling the extc_warm_publish_res; 0 or -1 as extc_warm_publish.
+ */
+int extc_warm_seed_child(void *varg, void *res, size_t reslen);
+int extc_warm_publish_child(void *varg, void *res, size_t reslen);
+
+#endif /* EXTC_WARM_CHILD_H_ */

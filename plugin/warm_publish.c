@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: publishing a leaf's completed builds into a shared directory, atomically. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fs_ident.h"
+#include "fs_remove.h"
+#include "text.h"
+#include "warm_data.h"
+#include "warm_names.h"
+#include "warm_ninja.h"
+#include "warm_publish.h"
+#include "warm_sweep.h"
+
+#define PUBLISH_DIR_MODE 0755	/* levels made in DIR; DIR's own mode decides who reaches them */
+
+struct pub {
+	const struct extc_warm_opts *o;
+	struct extc_publish_report *rep;
+	unsigned seq;	/* stage names: <prefix><tag>.<seq> */
+};
+
+/* A level of the published tree, made only once something is published into it. */
+struct level {
+	struct level *parent;	/* NULL: the level is DIR itself, 'fd' given */
+	const char *name;
+	int fd;
+};
+
+static void pub_error(struct pub *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pub_error(struct pub *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	p->rep->failed++;
+	if (p->rep->first_error[0] != '\0')
+		return;
+	va_start(ap, fmt);
+	extc_vfmt(p->rep->first_error, sizeof(p->rep->first_error), fmt, ap);
+	va_end(ap);
+}
+
+static int level_fd(struct level *l)
+{
+	int parentfd;
+
+	if (l->fd >= 0 || l->parent == NULL)
+		return (l->fd);
+	parentfd = level_fd(l->parent);
+	if (parentfd < 0)
+		return (-1);
+	if (mkdirat(parentfd, l->name, PUBLISH_DIR_MODE) < 0 && errno != EEXIST)
+		return (-1);
+	l->fd = openat(parentfd, l->name, EXTC_DIR_OPEN_FLAGS);
+	return (l->fd);
+}
+
+static void level_close(struct level *l)
+{
+	if (l->parent != NULL && l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+}
+
+/*
+ * Rename without replacing. renameat2(RENAME_NOREPLACE) where the
+ * filesystem has it; NFS and older kernels do not, and then a directory is
+ * renamed plainly (which fails on a non-empty one) and anything else is
+ * linked (which fails on an existing name) and its stage name dropped.
+ */
+static int commit(int dirfd, const char *stage, const char *name, bool isdir)
+{
+	if (renameat2(dirfd, stage, dirfd, name, RENAME_NOREPLACE) == 0)
+		return (0);
+	if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+		return (-1);
+	if (isdir)
+		return (renameat(dirfd, stage, dirfd, name));
+	if (linkat(dirfd, stage, dirfd, name, 0) < 0)
+		return (-1);
+	unlinkat(dirfd, stage, 0);
+	return (0);
+}
+
+/* Stage one entry next to where it goes, then rename it in: readers never see half of it. */
+static void publish_entry(struct pub *p, int srcfd, const char *name, const struct stat *sb,
+			  struct level *dst, const char *rel)
+{
+	struct extc_rm_report rm;
+	struct stat there;
+	char stage[160], why[256], shown[160];
+	int dstfd = level_fd(dst);
+
+	extc_escape(rel, 120, shown, sizeof(shown));
+	if (dstfd < 0) {
+		pub_error(p, "%s: cannot make its directory: %s", shown, strerror(errno));
+		return;
+	}
+	if (fstatat(dstfd, name, &there, AT_SYMLINK_NOFOLLOW) == 0) {
+		p->rep->present++;
+		return;
+	}
+	if (extc_fmt(stage, sizeof(stage), "%s%s.%u", EXTC_WARM_STAGE_PREFIX, p->o->tag,
+		     p->seq++) < 0) {
+		pub_error(p, "%s: the stage name is too long", shown);
+		return;
+	}
+	if (extc_warm_copy_entry(srcfd, name, dstfd, stage, p->o, &p->rep->copy, why,
+				 sizeof(why)) < 0) {
+		pub_error(p, "%s: %s", shown, why);
+	} else if (commit(dstfd, stage, name, S_ISDIR(sb->st_mode)) == 0) {
+		p->rep->published++;
+		return;
+	} else if (errno == EEXIST || errno == ENOTEMPTY) {
+		p->rep->lost++;	/* another node published it first: theirs is as good */
+	} else {
+		pub_error(p, "%s: cannot rename into place: %s", shown, strerror(errno));
+	}
+	extc_rm_tree_at(dstfd, stage, NULL, &rm);
+}
+
+static bool past_deadline(const struct pub *p)
+{
+	return (extc_past_deadline(p->o->deadline_ns));
+}
+
+/* What a variable's directory in the leaf is to the publisher. */
+enum level_kind {
+	LEVEL_TORCH,		/* TORCH_EXTENSIONS_DIR: complete extension directories (or pyXY_cu groups) */
+	LEVEL_TORCH_GROUP,	/* torch_extensions/<pyver_cu>: complete extension directories */
+	LEVEL_INDUCTOR,		/* TORCHINDUCTOR_CACHE_DIR: every top-level child but its locks/ */
+	LEVEL_PLAIN,		/* any other variable's: every top-level child */
+};
+
+/*
+ * Whether 'name' of the leaf's level is an entry to publish: the name rule
+ * every seed and publish applies (warm_names.h), then the kinds of file a
+ * level holds (torch's: directories only).
+ */
+static bool publishable(struct pub *p, int srcfd, const char *name, enum level_kind kind,
+			struct stat *sb)
+{
+	switch (extc_warm_name_rule(name, kind == LEVEL_INDUCTOR)) {
+	case EXTC_NAME_LOCK:
+		p->rep->copy.skipped_locks++;
+		return (false);
+	case EXTC_NAME_SKIP:
+		return (false);
+	case EXTC_NAME_COPY:
+		break;
+	}
+	if (fstatat(srcfd, name, sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return (false);
+	if (kind == LEVEL_TORCH || kind == LEVEL_TORCH_GROUP)
+		return (S_ISDIR(sb->st_mode));
+	return (S_ISDIR(sb->st_mode) || S_ISREG(sb->st_mode) || S_ISLNK(sb->st_mode));
+}
+
+static void publish_level(struct pub *p, int srcfd, struct level *dst, const char *rel,
+			  enum level_kind kind);
+
+/* torch's levels: a complete extension directory, or a pyXY_cu group looked into once. */
+static void publish_torch_entry(struct pub *p, int srcfd, const char *name, const struct stat *sb,
+				struct level *dst, const char *rel, enum level_kind kind)
+{
+	struct level sub = { dst, name, -1 };
+	int cfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
+	enum extc_ext_state state;
+
+	if (cfd < 0)
+		return;
+	state = extc_warm_ext_state(cfd);
+	if (state == EXTC_EXT_COMPLETE) {
+		publish_entry(p, srcfd, name, sb, dst, rel);
+	} else if (state == EXTC_EXT_NONE && kind == LEVEL_TORCH && extc_warm_is_pyver_group(name)) {
+		publish_level(p, cfd, &sub, rel, LEVEL_TORCH_GROUP);
+		level_close(&sub);
+	} else {
+		p->rep->incomplete++;
+	}
+	close(cfd);
+}
+
+static void publish_level(struct pub *p, int srcfd, struct level *dst, const char *rel,
+			  enum level_kind kind)
+{
+	struct dirent *de;
+	DIR *d;
+
+	d = extc_warm_opendir(srcfd);
+	if (d == NULL) {
+		pub_error(p, "%s: cannot read: %s", rel, strerror(errno));
+		return;
+	}
+	while ((de = readdir(d)) != NULL && !past_deadline(p)) {
+		char subrel[PATH_MAX];
+		struct stat sb;
+
+		if (!publishable(p, srcfd, de->d_name, kind, &sb) ||
+		    extc_fmt(subrel, sizeof(subrel), "%s/%s", rel, de->d_name) < 0)
+			continue;
+		if (kind == LEVEL_TORCH || kind == LEVEL_TORCH_GROUP)
+			publish_torch_entry(p, srcfd, de->d_name, &sb, dst, subrel, kind);
+		else
+			publish_entry(p, srcfd, de->d_name, &sb, dst, subrel);
+	}
+	closedir(d);
+}
+
+static enum level_kind kind_of(const struct extc_warm_opts *o, const char *subdir)
+{
+	if (o->torch_subdir != NULL && strcmp(subdir, o->torch_subdir) == 0)
+		return (LEVEL_TORCH);
+	if (o->inductor_subdir != NULL && strcmp(subdir, o->inductor_subdir) == 0)
+		return (LEVEL_INDUCTOR);
+	return (LEVEL_PLAIN);
+}
+
+int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
+		      const struct extc_manifest *mf, struct extc_publish_report *rep,
+		      char *why, size_t whylen)
+{
+	struct extc_manifest there;
+	struct pub p = { o, rep, 0 };
+	struct level top = { NULL, NULL, dirfd };
+	size_t i;
+	enum extc_manifest_result ret;
+
+	memset(rep, 0, sizeof(*rep));
+	/*
+	 * The manifest goes in before any entry, so that no reader ever sees
+	 * builds without it; a directory of another key or CPU is not mixed.
+	 */
+	ret = extc_manifest_read(dirfd, &there, why, whylen);
+	if (ret == EXTC_MANIFEST_ABSENT) {
+		ret = extc_manifest_write(dirfd, mf, true, o->tag, why, whylen);
+		if (ret == EXTC_MANIFEST_OK)
+			there = *mf;	/* ours: nothing to compare */
+		else if (ret == EXTC_MANIFEST_EXISTS)	/* another publisher's came first */
+			ret = extc_manifest_read(dirfd, &there, why, whylen);
+	}
+	if (ret != EXTC_MANIFEST_OK)
+		return (-1);
+	if (extc_manifest_compatible(&there, mf, why, whylen) < 0)
+		return (-1);
+	rep->abandoned = extc_warm_sweep_abandoned(dirfd, o);
+	for (i = 0; i < o->nsubdirs && !past_deadline(&p); i++) {
+		struct level sub = { &top, o->subdirs[i], -1 };
+		int srcfd = openat(leaffd, o->subdirs[i], EXTC_DIR_OPEN_FLAGS);
+
+		if (srcfd < 0)
+			continue;
+		publish_level(&p, srcfd, &sub, o->subdirs[i], kind_of(o, o->subdirs[i]));
+		level_close(&sub);
+		close(srcfd);
+	}
+	if (past_deadline(&p))
+		pub_error(&p, "stopped: the deadline passed");
+	if (rep->published > 0 &&
+	    extc_manifest_write(dirfd, mf, false, o->tag, why, whylen) != EXTC_MANIFEST_OK)
+		pub_error(&p, "%s", why);
+	if (rep->failed > 0) {
+		extc_fmt(why, whylen, "%s", rep->first_error);
+		return (-1);
+	}
+	return (0);
+}
