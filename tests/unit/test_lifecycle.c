@@ -20,6 +20,7 @@
 #include <slurm/spank.h>
 
 #include "fake_spank.h"
+#include "option.h"
 
 #define JOB_UID 4242
 #define JOB_GID 4343
@@ -489,6 +490,100 @@ static void test_client_refuses_bad_input(void **state)
 	unsetenv("SLURM_EXT_CACHE_SEED");
 }
 
+#define INHERITED_MODE "SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache"
+#define INHERITED_SEED "SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache_seed"
+
+/* The call spank_process_env_options makes: getenv()'s own pointer, as srun passes it. */
+static int inherited_option(const char *name, const char *var)
+{
+	return (fake_option_named(name, getenv(var), 0));
+}
+
+/* The same option twice: the same value is accepted, another is refused naming both. */
+static void test_repeated_option(void **state)
+{
+	char *av[] = { base_arg };
+
+	(void)state;
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("job", 0), 0);
+	assert_int_equal(fake_option("job", 0), 0);
+	assert_string_equal(extc_option_value(), "job");
+	assert_int_equal(fake_option("local", 0), -1);
+	assert_true(fake_log_has("error", "ext-cache: --ext-cache=job and --ext-cache=local: given twice"));
+	assert_string_equal(extc_option_value(), "job");
+	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/a", 0), 0);
+	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/b", 0), -1);
+	assert_true(fake_log_has("error", "--ext-cache-seed=/scratch/a and --ext-cache-seed=/scratch/b"));
+
+	/* a refused value is not kept: it does not conflict with the corrected one */
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("lcoal", 0), -1);
+	assert_int_equal(fake_option("local", 0), 0);
+	assert_string_equal(extc_option_value(), "local");
+
+	/* slurmstepd only stores: the step reports, a callback failure there would drain the node */
+	fake_reset(S_CTX_REMOTE, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("job", 1), 0);
+	assert_int_equal(fake_option("local", 1), 0);
+	assert_string_equal(extc_option_value(), "local");
+}
+
+/*
+ * srun inside an "sbatch --ext-cache=job" job: Slurm first passes the job's
+ * exported value, then the step's own; the step's wins without a conflict.
+ */
+static void test_command_line_overrides_inherited_option(void **state)
+{
+	char *av[] = { base_arg };
+	char copy[16];
+
+	(void)state;
+	setenv(INHERITED_MODE, "job", 1);
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
+	assert_string_equal(extc_option_value(), "job");
+	assert_int_equal(fake_option("local", 0), 0);
+	assert_string_equal(extc_option_value(), "local");
+	/* the next component of a heterogeneous srun: its inherited call comes after */
+	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
+	assert_string_equal(extc_option_value(), "local");
+	assert_int_equal(fake_option("local", 0), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+	/* a copy of the inherited value is the user's own once the command gave one */
+	strcpy(copy, "job");
+	assert_int_equal(fake_option(copy, 0), -1);
+	assert_true(fake_log_has("error", "--ext-cache=local and --ext-cache=job: given twice"));
+
+	/* sbatch: #SBATCH lines come before the inherited value, and still win */
+	fake_reset(S_CTX_ALLOCATOR, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("local", 0), 0);
+	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
+	assert_string_equal(extc_option_value(), "local");
+
+	/* a Slurm that copied the inherited value: equal and first, it is still the job's */
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	strcpy(copy, "job");
+	assert_int_equal(fake_option(copy, 0), 0);
+	assert_int_equal(fake_option("off", 0), 0);
+	assert_string_equal(extc_option_value(), "off");
+	unsetenv(INHERITED_MODE);
+
+	setenv(INHERITED_SEED, "/scratch/a", 1);
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(inherited_option("ext-cache-seed", INHERITED_SEED), 0);
+	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/b", 0), 0);
+	assert_string_equal(extc_option_seed(), "/scratch/b");
+	unsetenv(INHERITED_SEED);
+}
+
 /*
  * A step seeded from one directory and publishing to another. user_init
  * runs with the user's effective ids, as slurmstepd runs it; the copies
@@ -718,6 +813,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_on_error_overrides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_special_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_refuses_bad_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repeated_option, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_command_line_overrides_inherited_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epilog_removes_its_job_and_leaves_others, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epilog_sweeps_leftovers_of_ended_jobs_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_in_a_private_namespace_gets_its_own_copy, setup, teardown),
