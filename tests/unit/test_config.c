@@ -429,6 +429,11 @@ static void test_unknown_key(void **state)
 	(void)state;
 	expect_refused("bsae=/x", "unknown argument");
 	expect_refused("bsae=/x", "base=");		/* the valid keys are listed */
+	expect_refused("bsae=/x", "unknown argument; valid arguments are base=, default=, vars=, "
+		       "on_error=, allow_shared_fs=, seed=, seed_max=, seed_timeout=, publish_timeout=");
+	expect_refused("bsae", "not of the form key=value; valid arguments are base=, default=, "
+		       "vars=, on_error=, allow_shared_fs=, seed=, seed_max=, seed_timeout=, "
+		       "publish_timeout=");
 	expect_refused("BASE=/var/tmp/x", "unknown argument");
 	expect_refused("base_dir=/var/tmp/x", "unknown argument");
 	expect_refused("bas=/var/tmp/x", "unknown argument");
