@@ -148,7 +148,7 @@ static void test_vars_make_dir(void **state)
 	assert_true(cfg.vars[0].make_dir);
 }
 
-static void test_builtin_vars_follow_the_spec(void **state)
+static void test_builtin_vars_follow_cache_dirs_md(void **state)
 {
 	static const char *const wanted[] = {
 		"TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "PYTORCH_KERNEL_CACHE_PATH",
@@ -961,7 +961,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_builtin_vars_make_dir),
-		cmocka_unit_test(test_builtin_vars_follow_the_spec),
+		cmocka_unit_test(test_builtin_vars_follow_cache_dirs_md),
 		cmocka_unit_test(test_builtin_ml_stack_vars),
 		cmocka_unit_test(test_builtin_vars_pass_their_own_validation),
 		cmocka_unit_test(test_every_key_valid),
