@@ -48,8 +48,10 @@ static const char *const inherited_env[OPT_COUNT] = {
  * before the command line in srun and salloc, after #SBATCH lines and
  * before the command line in sbatch, and again for each component of a
  * heterogeneous srun. The pointer tells the calls apart wherever they come;
- * an equal value before anything was given is taken as inherited too, so
- * that a Slurm which copied the value still lets the command line win.
+ * an equal value as the very first call is taken as inherited too, so that a
+ * Slurm which copied the value still lets the command line win. Only the
+ * first: after it, an equal value is the user's own (srun --ext-cache=job
+ * --ext-cache=local in a job-mode job is two values, refused).
  */
 static bool is_inherited(int val, const char *optarg)
 {
@@ -59,7 +61,7 @@ static bool is_inherited(int val, const char *optarg)
 		return (false);
 	if (optarg == exported)
 		return (true);
-	return (request[val].source != SOURCE_GIVEN && strcmp(optarg, exported) == 0);
+	return (request[val].source == SOURCE_NONE && strcmp(optarg, exported) == 0);
 }
 
 /* As pyxis does: the same value twice is harmless, two different ones are a mistake. */

@@ -573,6 +573,15 @@ static void test_command_line_overrides_inherited_option(void **state)
 	assert_int_equal(fake_option(copy, 0), 0);
 	assert_int_equal(fake_option("off", 0), 0);
 	assert_string_equal(extc_option_value(), "off");
+
+	/* after the inherited call, the same value typed again is the user's own */
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
+	strcpy(copy, "job");
+	assert_int_equal(fake_option(copy, 0), 0);
+	assert_int_equal(fake_option("local", 0), -1);
+	assert_true(fake_log_has("error", "--ext-cache=job and --ext-cache=local: given twice"));
 	unsetenv(INHERITED_MODE);
 
 	setenv(INHERITED_SEED, "/scratch/a", 1);
