@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the --ext-cache* options as srun, sbatch, salloc and slurmstepd see them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/spank.h>
 
@@ -13,8 +17,12 @@
 
 enum { OPT_MODE, OPT_SEED, OPT_PUBLISH, OPT_COUNT };
 
-/* What set the kept value: nothing yet, the job's exported option, or this command. */
-enum option_source { SOURCE_NONE, SOURCE_INHERITED, SOURCE_GIVEN };
+/*
+ * What set the kept value, in rising precedence: nothing yet, the job's
+ * exported option, anything else (#SBATCH lines, a Slurm that copies), or
+ * this command's own command line. A higher source replaces a lower one.
+ */
+enum option_source { SOURCE_NONE, SOURCE_INHERITED, SOURCE_OTHER, SOURCE_COMMAND_LINE };
 
 /* One spare byte marks "too long": an overlong value keeps one byte too many and stays invalid. */
 static struct {
@@ -42,48 +50,138 @@ static const char *const inherited_env[OPT_COUNT] = {
 };
 
 /*
- * Whether this call passes the job's exported value rather than one the
- * user gave this command. srun, salloc and sbatch call the callback with
- * getenv()'s own pointer for that variable (spank_process_env_options),
+ * The bounds of this process's original argument strings, fields 48 and 49
+ * of /proc/self/stat (proc(5), Linux >= 3.5), read once. srun, salloc and
+ * sbatch hand the callback getopt_long's optarg, which points into main's
+ * own argv strings: _set_options in src/srun/libsrun/opt.c (22.05) or
+ * src/srun/opt.c (24.11, 26.05), src/salloc/opt.c and src/sbatch/opt.c,
+ * then spank_process_option and _do_option_cb pass it on as is. sbatch's
+ * #SBATCH lines are parsed from an argv of xmalloc'd copies
+ * (_opt_batch_script), so they lie outside these bounds.
+ */
+static struct {
+	bool read;
+	uintptr_t start, end;	/* [start, end); both 0 when unknown */
+} arg_range;
+
+/* Fields counted from the one after comm's last ')', which is field 3. */
+enum { STAT_FIRST_FIELD = 3, STAT_ARG_START = 48, STAT_ARG_END = 49 };
+
+/* Fields 48 and 49 of a /proc/<pid>/stat line; -1 if the line has fewer or bad ones. */
+static int parse_arg_range(char *line, uintptr_t *start, uintptr_t *end)
+{
+	char *cursor = strrchr(line, ')');
+	char *field_end, *digits_end;
+	unsigned long long value;
+	int field;
+
+	if (cursor == NULL)
+		return (-1);
+	cursor++;
+	for (field = STAT_FIRST_FIELD; field <= STAT_ARG_END; field++) {
+		while (*cursor == ' ')
+			cursor++;
+		if (*cursor == '\0')
+			return (-1);
+		field_end = cursor + strcspn(cursor, " \n");
+		if (field >= STAT_ARG_START) {
+			errno = 0;
+			value = strtoull(cursor, &digits_end, 10);
+			if (errno != 0 || *cursor < '0' || *cursor > '9' || digits_end != field_end ||
+			    value != (uintptr_t)value)
+				return (-1);
+			*(field == STAT_ARG_START ? start : end) = (uintptr_t)value;
+		}
+		cursor = field_end;
+	}
+	return (*start < *end ? 0 : -1);
+}
+
+/* Unknown bounds make every value "other": repeats then refuse, the safe side. */
+static void read_arg_range(void)
+{
+	char line[2048];
+	ssize_t got;
+	size_t used = 0;
+	int fd;
+
+	arg_range.read = true;
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		goto out;
+	while (used < sizeof(line) - 1) {
+		got = read(fd, line + used, sizeof(line) - 1 - used);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		used += (size_t)got;
+	}
+	close(fd);
+	line[used] = '\0';
+	if (parse_arg_range(line, &arg_range.start, &arg_range.end) < 0)
+		arg_range.start = arg_range.end = 0;
+out:
+	if (arg_range.end == 0)
+		extc_debug("cannot read the argument bounds in /proc/self/stat: "
+			   "command-line values count as other values");
+}
+
+static bool is_command_line(const char *optarg)
+{
+	uintptr_t at = (uintptr_t)optarg;
+
+	if (!arg_range.read)
+		read_arg_range();
+	return (at >= arg_range.start && at < arg_range.end);
+}
+
+/*
+ * Which source passes this value. srun, salloc and sbatch pass the job's
+ * exported value with getenv()'s own pointer (spank_process_env_options),
  * before the command line in srun and salloc, after #SBATCH lines and
  * before the command line in sbatch, and again for each component of a
- * heterogeneous srun. The pointer tells the calls apart wherever they come;
- * an equal value as the very first call is taken as inherited too, so that a
- * Slurm which copied the value still lets the command line win. Only the
- * first: after it, an equal value is the user's own (srun --ext-cache=job
- * --ext-cache=local in a job-mode job is two values, refused).
+ * heterogeneous srun. An equal value as the very first call is taken as
+ * inherited too, so that a Slurm which copied the value still lets the
+ * command line win. Only the first: after it, an equal value is the user's
+ * own (srun --ext-cache=job --ext-cache=local in a job-mode job is two
+ * values, refused).
  */
-static bool is_inherited(int val, const char *optarg)
+static enum option_source source_of(int val, const char *optarg)
 {
 	const char *exported = getenv(inherited_env[val]);
 
-	if (exported == NULL || optarg == NULL)
-		return (false);
-	if (optarg == exported)
-		return (true);
-	return (request[val].source == SOURCE_NONE && strcmp(optarg, exported) == 0);
+	if (optarg == NULL)
+		return (SOURCE_OTHER);
+	if (exported != NULL && optarg == exported)
+		return (SOURCE_INHERITED);
+	if (is_command_line(optarg))
+		return (SOURCE_COMMAND_LINE);
+	if (exported != NULL && request[val].source == SOURCE_NONE && strcmp(optarg, exported) == 0)
+		return (SOURCE_INHERITED);
+	return (SOURCE_OTHER);
 }
 
-/* As pyxis does: the same value twice is harmless, two different ones are a mistake. */
-static int keep_value(int val, const char *kept, bool inherited)
+/*
+ * As pyxis does: the same value twice is harmless, two different ones from
+ * one source are a mistake. Across sources the higher one wins, as sbatch
+ * lets its command line override #SBATCH lines.
+ */
+static int keep_value(int val, const char *kept, enum option_source source)
 {
 	char first[96], second[96];
 
-	if (inherited) {
-		if (request[val].source == SOURCE_GIVEN)
-			return (0);	/* this command's own value wins */
-		request[val].source = SOURCE_INHERITED;
-		memcpy(request[val].value, kept, sizeof(request[val].value));
+	if (source < request[val].source)
 		return (0);
-	}
-	if (request[val].source == SOURCE_GIVEN && strcmp(request[val].value, kept) != 0) {
+	if (source == request[val].source && source != SOURCE_INHERITED &&
+	    strcmp(request[val].value, kept) != 0) {
 		extc_escape(request[val].value, 80, first, sizeof(first));
 		extc_escape(kept, 80, second, sizeof(second));
 		extc_error("%s=%s and %s=%s: given twice with different values; give it once",
 			   option_names[val], first, option_names[val], second);
 		return (-1);
 	}
-	request[val].source = SOURCE_GIVEN;
+	request[val].source = source;
 	memcpy(request[val].value, kept, sizeof(request[val].value));
 	return (0);
 }
@@ -112,7 +210,7 @@ static int option_cb(int val, const char *optarg, int remote)
 	strncpy(kept, value, keep);
 	kept[keep - 1] = '\0';
 	if (remote) {
-		request[val].source = SOURCE_GIVEN;
+		request[val].source = SOURCE_OTHER;
 		memcpy(request[val].value, kept, sizeof(kept));
 		return (0);
 	}
@@ -124,7 +222,7 @@ static int option_cb(int val, const char *optarg, int remote)
 		extc_error("%s", why);
 		return (-1);
 	}
-	return (keep_value(val, kept, is_inherited(val, optarg)));
+	return (keep_value(val, kept, source_of(val, optarg)));
 }
 
 static struct spank_option options[OPT_COUNT] = {
