@@ -159,6 +159,20 @@ if itest_sbatch job inherit.sh --ext-cache=job; then
     itest_match "sbatch --ext-cache=job, srun --ext-cache=job inside: the job's mode" \
         "^SAME job $ITEST_BASE/$ITEST_UID/$job/job$" "$out"
 fi
+cat >"$LAB/work/script_line.sh" <<'JOB'
+#!/bin/bash
+#SBATCH -N1
+#SBATCH --ext-cache=job
+echo "BATCH $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"
+srun -N1 -n1 bash -c 'echo "STEP $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"' || echo "STEP failed $?"
+JOB
+if itest_sbatch job script_line.sh --ext-cache=local; then
+    out=$(cat "$LAB/work/$job.out")
+    itest_match "#SBATCH --ext-cache=job, sbatch --ext-cache=local: the batch step gets local mode" \
+        "^BATCH local $ITEST_BASE/$ITEST_UID/$job/batch$" "$out"
+    itest_match "#SBATCH --ext-cache=job, sbatch --ext-cache=local: a step inside gets local mode" \
+        "^STEP local $ITEST_BASE/$ITEST_UID/$job/0$" "$out"
+fi
 lab_assert_no_drain "no node drained after repeated options"
 
 # ---- salloc ---------------------------------------------------------------
@@ -207,6 +221,15 @@ for cmd in srun sbatch; do
     t_contains "$cmd --ext-cache=local --ext-cache=job names both values" \
         "ext-cache: --ext-cache=local and --ext-cache=job: given twice with different values; give it once" "$out"
 done
+out=$(lab_user sbatch --ext-cache=job --ext-cache=local "$LAB/work/script_line.sh" 2>&1)
+t_check "sbatch --ext-cache=job --ext-cache=local over an #SBATCH line fails" test "$?" -ne 0
+t_contains "sbatch --ext-cache=job --ext-cache=local names both values" \
+    "ext-cache: --ext-cache=job and --ext-cache=local: given twice with different values; give it once" "$out"
+printf '#!/bin/bash\n#SBATCH --ext-cache=job\n#SBATCH --ext-cache=local\ntrue\n' >"$LAB/work/two_lines.sh"
+out=$(lab_user sbatch "$LAB/work/two_lines.sh" 2>&1)
+t_check "two #SBATCH lines with different values fail" test "$?" -ne 0
+t_contains "two #SBATCH lines with different values name both" \
+    "ext-cache: --ext-cache=job and --ext-cache=local: given twice with different values; give it once" "$out"
 out=$(SLURM_EXT_CACHE=bogus LAB_PASS_ENV=SLURM_EXT_CACHE lab_user srun -N1 true 2>&1)
 t_check "SLURM_EXT_CACHE=bogus: srun fails" test "$?" -ne 0
 t_contains "SLURM_EXT_CACHE=bogus: the message names it" "SLURM_EXT_CACHE=bogus: invalid mode" "$out"
