@@ -7,16 +7,7 @@
 #include "text.h"
 #include "warm_path.h"
 
-/* Variables whose hijacking would break the job or the plugin itself. */
-static const char *const reserved_vars[] = {
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "TMPDIR", "TMP", "TEMP",
-	"XDG_CACHE_HOME", "XDG_RUNTIME_DIR",
-};
-static const char *const reserved_prefixes[] = { "SLURM", "SPANK", "LD_", "_SLURM" };
-
 static const char *const world_writable_dirs[] = { "/tmp", "/var/tmp", "/dev/shm", "/run/user" };
-
-#define KEYS_HELP "valid arguments are base=, default=, vars=, on_error=, allow_shared_fs=, seed=, seed_max=, seed_timeout=, publish_timeout="
 
 static void set_defaults(struct extc_config *cfg)
 {
@@ -150,121 +141,6 @@ int extc_config_check_base(const char *base, char *why, size_t whylen)
 	return (0);
 }
 
-static int check_var_name(const char *name, char *why, size_t whylen)
-{
-	size_t i;
-
-	if (name[0] == '\0') {
-		extc_fmt(why, whylen, "empty variable name");
-		return (-1);
-	}
-	if (!(isalpha((unsigned char)name[0]) || name[0] == '_')) {
-		extc_fmt(why, whylen, "a variable name must start with a letter or _");
-		return (-1);
-	}
-	for (i = 0; name[i] != '\0'; i++) {
-		if (!(isalnum((unsigned char)name[i]) || name[i] == '_')) {
-			extc_fmt(why, whylen, "a variable name may hold only letters, digits and _");
-			return (-1);
-		}
-	}
-	if (i > EXTC_VAR_NAME_MAX) {
-		extc_fmt(why, whylen, "a variable name is limited to %d bytes", EXTC_VAR_NAME_MAX);
-		return (-1);
-	}
-	for (i = 0; i < sizeof(reserved_vars) / sizeof(reserved_vars[0]); i++) {
-		if (strcmp(name, reserved_vars[i]) == 0) {
-			extc_fmt(why, whylen, "%s is reserved and cannot be managed", name);
-			return (-1);
-		}
-	}
-	for (i = 0; i < sizeof(reserved_prefixes) / sizeof(reserved_prefixes[0]); i++) {
-		if (extc_has_prefix(name, reserved_prefixes[i])) {
-			extc_fmt(why, whylen, "names starting with %s are reserved", reserved_prefixes[i]);
-			return (-1);
-		}
-	}
-	return (0);
-}
-
-static int check_subdir(const char *subdir, char *why, size_t whylen)
-{
-	size_t i;
-
-	if (subdir[0] == '\0' || strcmp(subdir, ".") == 0 || strcmp(subdir, "..") == 0) {
-		extc_fmt(why, whylen, "a subdirectory must be a plain name");
-		return (-1);
-	}
-	for (i = 0; subdir[i] != '\0'; i++) {
-		if (!(isalnum((unsigned char)subdir[i]) || strchr("._-", subdir[i]) != NULL)) {
-			extc_fmt(why, whylen,
-				 "a subdirectory may hold only letters, digits and . _ -");
-			return (-1);
-		}
-	}
-	if (i > EXTC_SUBDIR_MAX) {
-		extc_fmt(why, whylen, "a subdirectory is limited to %d bytes", EXTC_SUBDIR_MAX);
-		return (-1);
-	}
-	return (0);
-}
-
-int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvars,
-			   char *why, size_t whylen)
-{
-	char item[EXTC_VAR_NAME_MAX + EXTC_SUBDIR_MAX + 4];
-	const char *p = list;
-	size_t n = 0;
-	size_t i;
-
-	if (list[0] == '\0') {
-		extc_fmt(why, whylen, "empty list: give NAME[:SUBDIR],... or leave vars= out");
-		return (-1);
-	}
-	while (p != NULL) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		char *colon;
-
-		if (n == EXTC_VARS_MAX) {
-			extc_fmt(why, whylen, "more than %d variables", EXTC_VARS_MAX);
-			return (-1);
-		}
-		if (len >= sizeof(item)) {
-			extc_fmt(why, whylen, "an entry is longer than %zu bytes", sizeof(item) - 1);
-			return (-1);
-		}
-		memcpy(item, p, len);
-		item[len] = '\0';
-		colon = strchr(item, ':');
-		if (colon != NULL)
-			*colon = '\0';
-		if (check_var_name(item, why, whylen) < 0)
-			return (-1);
-		strcpy(vars[n].name, item);
-		if (colon != NULL) {
-			if (check_subdir(colon + 1, why, whylen) < 0)
-				return (-1);
-			strcpy(vars[n].subdir, colon + 1);
-		} else {
-			for (i = 0; item[i] != '\0'; i++)
-				vars[n].subdir[i] = (char)tolower((unsigned char)item[i]);
-			vars[n].subdir[i] = '\0';
-		}
-		vars[n].make_dir = extc_config_builtin_makes_dir(vars[n].name);
-		for (i = 0; i < n; i++) {
-			if (strcmp(vars[i].name, vars[n].name) == 0) {
-				extc_fmt(why, whylen, "%s is listed twice", vars[n].name);
-				return (-1);
-			}
-		}
-		n++;
-		p = comma ? comma + 1 : NULL;
-	}
-	*nvars = n;
-	return (0);
-}
-
 static int parse_bool(const char *value, bool *out, char *why, size_t whylen)
 {
 	if (strcmp(value, "yes") == 0 || strcmp(value, "true") == 0 || strcmp(value, "1") == 0) {
@@ -279,14 +155,148 @@ static int parse_bool(const char *value, bool *out, char *why, size_t whylen)
 	return (-1);
 }
 
+static int parse_base(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	if (extc_config_check_base(value, why, whylen) < 0)
+		return (-1);
+	strcpy(cfg->base, value);
+	return (0);
+}
+
+static int parse_default(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	char ignored[8];
+
+	if (extc_mode_parse(value, "default", &cfg->default_mode, ignored, sizeof(ignored)) < 0) {
+		extc_fmt(why, whylen, "expected one of " EXTC_MODE_LIST);
+		return (-1);
+	}
+	return (0);
+}
+
+static int parse_vars(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	return (extc_config_parse_vars(value, cfg->vars, &cfg->nvars, why, whylen));
+}
+
+static int parse_on_error(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	if (strcmp(value, "fail") == 0) {
+		cfg->on_error = EXTC_ON_ERROR_FAIL;
+		return (0);
+	}
+	if (strcmp(value, "warn") == 0) {
+		cfg->on_error = EXTC_ON_ERROR_WARN;
+		return (0);
+	}
+	extc_fmt(why, whylen, "expected fail or warn");
+	return (-1);
+}
+
+static int parse_shared(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	return (parse_bool(value, &cfg->allow_shared_fs, why, whylen));
+}
+
+static int parse_seed(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	if (extc_warm_check_pattern(value, why, whylen) < 0)
+		return (-1);
+	strcpy(cfg->seed, value);
+	return (0);
+}
+
+static int parse_seed_max(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	return (extc_config_parse_size(value, &cfg->seed_max, why, whylen));
+}
+
+static int parse_seed_timeout(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	return (parse_seconds(value, &cfg->seed_timeout, why, whylen));
+}
+
+static int parse_publish_timeout(struct extc_config *cfg, const char *value, char *why,
+				 size_t whylen)
+{
+	return (parse_seconds(value, &cfg->publish_timeout, why, whylen));
+}
+
+/* Every plugstack.conf key, in the order the help text lists them; a key's index is its "seen" bit. */
+static const struct config_key {
+	const char *name;
+	int (*parse)(struct extc_config *cfg, const char *value, char *why, size_t whylen);
+} config_keys[] = {
+	{ "base", parse_base },
+	{ "default", parse_default },
+	{ "vars", parse_vars },
+	{ "on_error", parse_on_error },
+	{ "allow_shared_fs", parse_shared },
+	{ "seed", parse_seed },
+	{ "seed_max", parse_seed_max },
+	{ "seed_timeout", parse_seed_timeout },
+	{ "publish_timeout", parse_publish_timeout },
+};
+#define CONFIG_KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
+_Static_assert(CONFIG_KEY_COUNT <= 32, "a key's seen bit must fit in an unsigned");
+
+/* "<lead>; valid arguments are base=, default=, ..." with every key of the table. */
+static void explain_keys(const char *lead, char *why, size_t whylen)
+{
+	size_t i, len;
+
+	extc_fmt(why, whylen, "%s; valid arguments are ", lead);
+	for (i = 0; i < CONFIG_KEY_COUNT; i++) {
+		len = strlen(why);
+		extc_fmt(why + len, whylen - len, "%s%s=", i > 0 ? ", " : "", config_keys[i].name);
+	}
+}
+
+/* The table entry for the key of length 'keylen' at the start of 'arg', or NULL. */
+static const struct config_key *find_key(const char *arg, size_t keylen)
+{
+	size_t i;
+
+	for (i = 0; i < CONFIG_KEY_COUNT; i++) {
+		if (strlen(config_keys[i].name) == keylen &&
+		    strncmp(arg, config_keys[i].name, keylen) == 0)
+			return (&config_keys[i]);
+	}
+	return (NULL);
+}
+
+/* One "key=value": 0 once applied, or -1 with 'reason' saying why (the key is not in it). */
+static int apply_arg(struct extc_config *cfg, const char *arg, unsigned *seen,
+		     char *reason, size_t reasonlen)
+{
+	const char *eq = strchr(arg, '=');
+	const struct config_key *key;
+	unsigned bit;
+
+	if (eq == NULL) {
+		explain_keys("not of the form key=value", reason, reasonlen);
+		return (-1);
+	}
+	key = find_key(arg, (size_t)(eq - arg));
+	if (key == NULL) {
+		explain_keys("unknown argument", reason, reasonlen);
+		return (-1);
+	}
+	if (key->parse(cfg, eq + 1, reason, reasonlen) < 0)
+		return (-1);
+	bit = 1u << (unsigned)(key - config_keys);
+	if (*seen & bit) {
+		extc_fmt(reason, reasonlen, "given more than once");
+		return (-1);
+	}
+	*seen |= bit;
+	return (0);
+}
+
 int extc_config_parse(struct extc_config *cfg, int ac, char **av, char *why, size_t whylen)
 {
-	enum {
-		SEEN_BASE = 1, SEEN_DEFAULT = 2, SEEN_VARS = 4, SEEN_ON_ERROR = 8, SEEN_SHARED = 16,
-		SEEN_SEED = 32, SEEN_SEED_MAX = 64, SEEN_SEED_TIMEOUT = 128, SEEN_PUBLISH_TIMEOUT = 256,
-	};
-	char reason[256];
-	char shown_key[64], shown_value[128];
+	char reason[EXTC_WHY_MAX];
+	char shown_key[64], shown_value[128], keybuf[48];
 	unsigned seen = 0;
 	int i;
 
@@ -294,79 +304,22 @@ int extc_config_parse(struct extc_config *cfg, int ac, char **av, char *why, siz
 	for (i = 0; i < ac; i++) {
 		const char *arg = av[i];
 		const char *eq = strchr(arg, '=');
-		const char *value = eq ? eq + 1 : "";
 		size_t keylen = eq ? (size_t)(eq - arg) : strlen(arg);
-		unsigned bit = 0;
-		int ret = -1;
+		size_t n = keylen < sizeof(keybuf) - 1 ? keylen : sizeof(keybuf) - 1;
 
 		reason[0] = '\0';
-		if (eq == NULL) {
-			extc_fmt(reason, sizeof(reason), "not of the form key=value; " KEYS_HELP);
-		} else if (keylen == 4 && strncmp(arg, "base", 4) == 0) {
-			bit = SEEN_BASE;
-			ret = extc_config_check_base(value, reason, sizeof(reason));
-			if (ret == 0)
-				strcpy(cfg->base, value);
-		} else if (keylen == 7 && strncmp(arg, "default", 7) == 0) {
-			char ignored[8];
-
-			bit = SEEN_DEFAULT;
-			ret = extc_mode_parse(value, "default", &cfg->default_mode,
-					      ignored, sizeof(ignored));
-			if (ret < 0)
-				extc_fmt(reason, sizeof(reason), "expected one of " EXTC_MODE_LIST);
-		} else if (keylen == 4 && strncmp(arg, "vars", 4) == 0) {
-			bit = SEEN_VARS;
-			ret = extc_config_parse_vars(value, cfg->vars, &cfg->nvars,
-						     reason, sizeof(reason));
-		} else if (keylen == 8 && strncmp(arg, "on_error", 8) == 0) {
-			bit = SEEN_ON_ERROR;
-			if (strcmp(value, "fail") == 0)
-				cfg->on_error = EXTC_ON_ERROR_FAIL, ret = 0;
-			else if (strcmp(value, "warn") == 0)
-				cfg->on_error = EXTC_ON_ERROR_WARN, ret = 0;
-			else
-				extc_fmt(reason, sizeof(reason), "expected fail or warn");
-		} else if (keylen == 15 && strncmp(arg, "allow_shared_fs", 15) == 0) {
-			bit = SEEN_SHARED;
-			ret = parse_bool(value, &cfg->allow_shared_fs, reason, sizeof(reason));
-		} else if (keylen == 4 && strncmp(arg, "seed", 4) == 0) {
-			bit = SEEN_SEED;
-			ret = extc_warm_check_pattern(value, reason, sizeof(reason));
-			if (ret == 0)
-				strcpy(cfg->seed, value);
-		} else if (keylen == 8 && strncmp(arg, "seed_max", 8) == 0) {
-			bit = SEEN_SEED_MAX;
-			ret = extc_config_parse_size(value, &cfg->seed_max, reason, sizeof(reason));
-		} else if (keylen == 12 && strncmp(arg, "seed_timeout", 12) == 0) {
-			bit = SEEN_SEED_TIMEOUT;
-			ret = parse_seconds(value, &cfg->seed_timeout, reason, sizeof(reason));
-		} else if (keylen == 15 && strncmp(arg, "publish_timeout", 15) == 0) {
-			bit = SEEN_PUBLISH_TIMEOUT;
-			ret = parse_seconds(value, &cfg->publish_timeout, reason, sizeof(reason));
+		if (apply_arg(cfg, arg, &seen, reason, sizeof(reason)) == 0)
+			continue;
+		memcpy(keybuf, arg, n);
+		keybuf[n] = '\0';
+		extc_escape(keybuf, 40, shown_key, sizeof(shown_key));
+		if (eq != NULL) {
+			extc_escape(eq + 1, 60, shown_value, sizeof(shown_value));
+			extc_fmt(why, whylen, "%s=%s: %s", shown_key, shown_value, reason);
 		} else {
-			extc_fmt(reason, sizeof(reason), "unknown argument; " KEYS_HELP);
+			extc_fmt(why, whylen, "%s: %s", shown_key, reason);
 		}
-		if (ret == 0 && (seen & bit)) {
-			extc_fmt(reason, sizeof(reason), "given more than once");
-			ret = -1;
-		}
-		if (ret < 0) {
-			char keybuf[48];
-			size_t n = keylen < sizeof(keybuf) - 1 ? keylen : sizeof(keybuf) - 1;
-
-			memcpy(keybuf, arg, n);
-			keybuf[n] = '\0';
-			extc_escape(keybuf, 40, shown_key, sizeof(shown_key));
-			if (eq != NULL) {
-				extc_escape(value, 60, shown_value, sizeof(shown_value));
-				extc_fmt(why, whylen, "%s=%s: %s", shown_key, shown_value, reason);
-			} else {
-				extc_fmt(why, whylen, "%s: %s", shown_key, reason);
-			}
-			return (-1);
-		}
-		seen |= bit;
+		return (-1);
 	}
 	return (0);
 }

@@ -6,8 +6,10 @@
 
 #include "config.h"
 #include "ctx_client.h"
+#include "log.h"
 #include "mode.h"
 #include "option.h"
+#include "text.h"
 #include "warm_path.h"
 
 /*
@@ -17,10 +19,10 @@
 int extc_client_init(spank_t sp, int ac, char **av)
 {
 	struct extc_config cfg;
-	char why[512];
+	char why[EXTC_WHY_MAX];
 
 	if (extc_config_parse(&cfg, ac, av, why, sizeof(why)) < 0) {
-		slurm_error("ext-cache: %s", why);
+		extc_error("%s", why);
 		return (-1);
 	}
 	return (extc_option_register(sp));
@@ -44,19 +46,19 @@ static int check_env_dir(const char *option_value, const char *name, char *why, 
 int extc_client_init_post_opt(spank_t sp, int ac, char **av)
 {
 	struct extc_choice choice;
-	char why[256];
+	char why[EXTC_WHY_MAX];
 
 	(void)sp;
 	(void)ac;
 	(void)av;
 	if (extc_mode_resolve(extc_option_value(), getenv(EXTC_ENV_REQUEST_NAME), EXTC_MODE_OFF,
 			      &choice, why, sizeof(why)) < 0) {
-		slurm_error("ext-cache: %s", why);
+		extc_error("%s", why);
 		return (-1);
 	}
 	if (check_env_dir(extc_option_seed(), EXTC_ENV_SEED, why, sizeof(why)) < 0 ||
 	    check_env_dir(extc_option_publish(), EXTC_ENV_PUBLISH, why, sizeof(why)) < 0) {
-		slurm_error("ext-cache: %s", why);
+		extc_error("%s", why);
 		return (-1);
 	}
 	return (0);

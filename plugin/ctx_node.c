@@ -13,6 +13,7 @@
 #include "fs_tree.h"
 #include "layout.h"
 #include "log.h"
+#include "text.h"
 
 static int node_policy(const struct extc_config *cfg, struct extc_fs_policy *pol, char *node,
 		       size_t nodelen)
@@ -38,7 +39,7 @@ static void empty_trash_now(void *arg)
 	struct trash_job *job = arg;
 	struct extc_rm_limits limits;
 	struct extc_rm_report report;
-	char why[512], text[256];
+	char why[EXTC_WHY_MAX], text[256];
 	uint64_t t0 = extc_monotonic_ns();
 
 	extc_rm_limits_default(&limits);
@@ -64,7 +65,7 @@ static void empty_trash_later(const struct extc_config *cfg, const struct extc_f
 	struct trash_job job = { .cfg = *cfg, .pol = *pol };
 	struct extc_rm_limits limits;
 	struct extc_rm_report report;
-	char why[512];
+	char why[EXTC_WHY_MAX];
 	pid_t pid;
 
 	pid = extc_run_detached(empty_trash_now, &job);
@@ -87,7 +88,7 @@ int extc_node_slurmd_init(spank_t sp, int ac, char **av)
 {
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
-	char why[512], node[EXTC_NODE_NAME_MAX + 1];
+	char why[EXTC_WHY_MAX], node[EXTC_NODE_NAME_MAX + 1];
 
 	(void)sp;
 	if (extc_config_parse(&cfg, ac, av, why, sizeof(why)) < 0) {
@@ -115,7 +116,7 @@ static bool sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_
 {
 	struct extc_sweep_report sweep;
 	struct extc_ctl_session ctl = { .timeout_ms = EXTC_CTL_TIMEOUT_MS };
-	char why[512], text[256];
+	char why[EXTC_WHY_MAX], text[256];
 
 	if (extc_tree_sweep(cfg, pol, extc_ctl_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
 		extc_error("epilog: sweeping leftovers: %s", why);
@@ -143,7 +144,7 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
 	struct extc_rm_report report;
-	char why[512], node[EXTC_NODE_NAME_MAX + 1];
+	char why[EXTC_WHY_MAX], node[EXTC_NODE_NAME_MAX + 1];
 	bool moved = false;
 	uint32_t jobid;
 	enum extc_retire_result retired;

@@ -44,7 +44,7 @@ static struct {
 	bool exported[EXTC_VARS_MAX];	/* which variables user_init set */
 	bool exported_cubin;	/* user_init pinned FLASHINFER_CUBIN_DIR */
 	int hold_fd;		/* the job level, locked shared while this step runs */
-	char why[1024];
+	char why[EXTC_WHY_MAX];
 } step = { .hold_fd = -1 };
 
 static void step_reset(void)
@@ -58,7 +58,7 @@ static void step_reset(void)
 int extc_step_init(spank_t sp, int ac, char **av)
 {
 	uint32_t jobid, stepid;
-	char why[512];
+	char why[EXTC_WHY_MAX];
 
 	step_reset();
 	if (spank_get_item(sp, S_JOB_ID, &jobid) == ESPANK_SUCCESS &&
@@ -292,7 +292,7 @@ int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
 {
 	struct extc_fs_policy pol = step.pol;
 	struct extc_ident seen;
-	char path[PATH_MAX], why[1024];
+	char path[PATH_MAX], why[EXTC_WHY_MAX];
 	int hold = -1;
 	enum extc_level_result found;
 
@@ -371,7 +371,7 @@ int extc_step_task_init(spank_t sp, int ac, char **av)
 int extc_step_exit(spank_t sp, int ac, char **av)
 {
 	struct extc_rm_report report;
-	char why[512], text[256];
+	char why[EXTC_WHY_MAX], text[256];
 	uint64_t t0;
 
 	(void)ac;

@@ -18,21 +18,6 @@ enum extc_var_action extc_var_decide(const char *current, bool user_asked,
 	return (EXTC_VAR_KEEP_USER);
 }
 
-const char *extc_var_action_name(enum extc_var_action action)
-{
-	switch (action) {
-	case EXTC_VAR_SET:
-		return ("set");
-	case EXTC_VAR_KEEP_USER:
-		return ("kept the user's value");
-	case EXTC_VAR_REPLACE_USER:
-		return ("replaced the user's value");
-	case EXTC_VAR_REPLACE_OURS:
-		return ("replaced the enclosing step's value");
-	}
-	return ("?");
-}
-
 /*
  * A directory as Python's pathlib spells it: trailing slashes go, "" is the
  * current directory ("."), and a home of "" or "/" is the root

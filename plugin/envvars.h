@@ -11,7 +11,6 @@
 
 #define EXTC_ENV_DIR "SLURM_EXT_CACHE_DIR"
 #define EXTC_ENV_MODE "SLURM_EXT_CACHE_MODE"
-#define EXTC_ENV_REQUEST EXTC_ENV_REQUEST_NAME
 
 enum extc_var_action {
 	EXTC_VAR_SET,		/* unset (or empty): set it */
@@ -28,8 +27,6 @@ enum extc_var_action {
  */
 enum extc_var_action extc_var_decide(const char *current, bool user_asked,
 				     const char *managed_prefix);
-
-const char *extc_var_action_name(enum extc_var_action action);
 
 #define EXTC_FLASHINFER_BASE "FLASHINFER_WORKSPACE_BASE"
 #define EXTC_FLASHINFER_CUBIN "FLASHINFER_CUBIN_DIR"

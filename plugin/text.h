@@ -9,6 +9,13 @@
 #include <stdint.h>
 
 /*
+ * The size of every buffer that carries a reason ("why") up to a log line;
+ * log.c renders a line into 1024 bytes, so a longer reason could not be
+ * shown anyway.
+ */
+#define EXTC_WHY_MAX 1024
+
+/*
  * Copy 'in' into 'out' so that it is safe to put in a log line: bytes
  * outside printable ASCII become \xNN, and anything past 'max_in' input
  * bytes is replaced by "...". User-controlled values (option values,

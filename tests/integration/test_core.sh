@@ -140,6 +140,42 @@ if itest_sbatch job job_mode.sh; then
 fi
 lab_assert_no_drain "no node drained after job mode"
 
+# ---- the same option twice; a step's own option over the job's -------------------
+out=$(lab_user srun -N1 -n1 --ext-cache=local --ext-cache=local "$LAB/work/rank.sh" 1 2>&1)
+t_eq "srun --ext-cache=local --ext-cache=local exits 0" 0 "$?"
+check_ranks "the same option twice" "$out" 1 1 local
+cat >"$LAB/work/inherit.sh" <<'JOB'
+#!/bin/bash
+#SBATCH -N1
+srun -N1 -n1 --ext-cache=local bash -c 'echo "OWN $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"' || echo "OWN failed $?"
+srun -N1 -n1 bash -c 'echo "INHERITED $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"' || echo "INHERITED failed $?"
+srun -N1 -n1 --ext-cache=job bash -c 'echo "SAME $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"' || echo "SAME failed $?"
+JOB
+if itest_sbatch job inherit.sh --ext-cache=job; then
+    out=$(cat "$LAB/work/$job.out")
+    itest_match "sbatch --ext-cache=job, srun --ext-cache=local inside: the step gets local mode" \
+        "^OWN local $ITEST_BASE/$ITEST_UID/$job/0$" "$out"
+    itest_match "sbatch --ext-cache=job, srun inside without the option: the job's mode" \
+        "^INHERITED job $ITEST_BASE/$ITEST_UID/$job/job$" "$out"
+    itest_match "sbatch --ext-cache=job, srun --ext-cache=job inside: the job's mode" \
+        "^SAME job $ITEST_BASE/$ITEST_UID/$job/job$" "$out"
+fi
+cat >"$LAB/work/script_line.sh" <<'JOB'
+#!/bin/bash
+#SBATCH -N1
+#SBATCH --ext-cache=job
+echo "BATCH $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"
+srun -N1 -n1 bash -c 'echo "STEP $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"' || echo "STEP failed $?"
+JOB
+if itest_sbatch job script_line.sh --ext-cache=local; then
+    out=$(cat "$LAB/work/$job.out")
+    itest_match "#SBATCH --ext-cache=job, sbatch --ext-cache=local: the batch step gets local mode" \
+        "^BATCH local $ITEST_BASE/$ITEST_UID/$job/batch$" "$out"
+    itest_match "#SBATCH --ext-cache=job, sbatch --ext-cache=local: a step inside gets local mode" \
+        "^STEP local $ITEST_BASE/$ITEST_UID/$job/0$" "$out"
+fi
+lab_assert_no_drain "no node drained after repeated options"
+
 # ---- salloc ---------------------------------------------------------------
 out=$(lab_user salloc -N2 -n4 --ext-cache=local srun -N2 -n4 "$LAB/work/rank.sh" 2 2>&1)
 t_eq "salloc -N2 --ext-cache=local: srun inside exits 0" 0 "$?"
@@ -176,6 +212,25 @@ for cmd in srun sbatch salloc; do
     t_contains "$cmd --ext-cache=lcoal names the value and the valid modes" \
         "ext-cache: --ext-cache=lcoal: invalid mode (did you mean 'local'?): valid modes are local, job, off" "$out"
 done
+for cmd in srun sbatch; do
+    case $cmd in
+        srun) out=$(lab_user srun -N1 --ext-cache=local --ext-cache=job true 2>&1) ;;
+        sbatch) out=$(lab_user sbatch --ext-cache=local --ext-cache=job --wrap true 2>&1) ;;
+    esac
+    rc=$?
+    t_check "$cmd --ext-cache=local --ext-cache=job fails" test "$rc" -ne 0
+    t_contains "$cmd --ext-cache=local --ext-cache=job names both values" \
+        "ext-cache: --ext-cache=local and --ext-cache=job: given twice with different values; give it once" "$out"
+done
+out=$(lab_user sbatch --ext-cache=job --ext-cache=local "$LAB/work/script_line.sh" 2>&1)
+t_check "sbatch --ext-cache=job --ext-cache=local over an #SBATCH line fails" test "$?" -ne 0
+t_contains "sbatch --ext-cache=job --ext-cache=local names both values" \
+    "ext-cache: --ext-cache=job and --ext-cache=local: given twice with different values; give it once" "$out"
+printf '#!/bin/bash\n#SBATCH --ext-cache=job\n#SBATCH --ext-cache=local\ntrue\n' >"$LAB/work/two_lines.sh"
+out=$(lab_user sbatch "$LAB/work/two_lines.sh" 2>&1)
+t_check "two #SBATCH lines with different values fail" test "$?" -ne 0
+t_contains "two #SBATCH lines with different values name both" \
+    "ext-cache: --ext-cache=job and --ext-cache=local: given twice with different values; give it once" "$out"
 out=$(SLURM_EXT_CACHE=bogus LAB_PASS_ENV=SLURM_EXT_CACHE lab_user srun -N1 true 2>&1)
 t_check "SLURM_EXT_CACHE=bogus: srun fails" test "$?" -ne 0
 t_contains "SLURM_EXT_CACHE=bogus: the message names it" "SLURM_EXT_CACHE=bogus: invalid mode" "$out"

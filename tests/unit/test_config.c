@@ -148,7 +148,7 @@ static void test_vars_make_dir(void **state)
 	assert_true(cfg.vars[0].make_dir);
 }
 
-static void test_builtin_vars_follow_the_spec(void **state)
+static void test_builtin_vars_follow_cache_dirs_md(void **state)
 {
 	static const char *const wanted[] = {
 		"TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "PYTORCH_KERNEL_CACHE_PATH",
@@ -429,6 +429,11 @@ static void test_unknown_key(void **state)
 	(void)state;
 	expect_refused("bsae=/x", "unknown argument");
 	expect_refused("bsae=/x", "base=");		/* the valid keys are listed */
+	expect_refused("bsae=/x", "unknown argument; valid arguments are base=, default=, vars=, "
+		       "on_error=, allow_shared_fs=, seed=, seed_max=, seed_timeout=, publish_timeout=");
+	expect_refused("bsae", "not of the form key=value; valid arguments are base=, default=, "
+		       "vars=, on_error=, allow_shared_fs=, seed=, seed_max=, seed_timeout=, "
+		       "publish_timeout=");
 	expect_refused("BASE=/var/tmp/x", "unknown argument");
 	expect_refused("base_dir=/var/tmp/x", "unknown argument");
 	expect_refused("bas=/var/tmp/x", "unknown argument");
@@ -956,7 +961,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_builtin_vars_make_dir),
-		cmocka_unit_test(test_builtin_vars_follow_the_spec),
+		cmocka_unit_test(test_builtin_vars_follow_cache_dirs_md),
 		cmocka_unit_test(test_builtin_ml_stack_vars),
 		cmocka_unit_test(test_builtin_vars_pass_their_own_validation),
 		cmocka_unit_test(test_every_key_valid),

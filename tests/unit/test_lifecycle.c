@@ -21,6 +21,7 @@
 
 #include "fake_spank.h"
 #include "fsfixture.h"
+#include "option.h"
 
 #define JOB_UID 4242
 #define JOB_GID 4343
@@ -486,6 +487,170 @@ static void test_client_refuses_bad_input(void **state)
 	unsetenv("SLURM_EXT_CACHE_SEED");
 }
 
+#define INHERITED_MODE "SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache"
+#define INHERITED_SEED "SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache_seed"
+
+/* The call spank_process_env_options makes: getenv()'s own pointer, as srun passes it. */
+static int inherited_option(const char *name, const char *var)
+{
+	return (fake_option_named(name, getenv(var), 0));
+}
+
+/* The same option twice: the same value is accepted, another is refused naming both. */
+static void test_repeated_option(void **state)
+{
+	char *av[] = { base_arg };
+
+	(void)state;
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("job", 0), 0);
+	assert_int_equal(fake_option("job", 0), 0);
+	assert_string_equal(extc_option_value(), "job");
+	assert_int_equal(fake_option("local", 0), -1);
+	assert_true(fake_log_has("error", "ext-cache: --ext-cache=job and --ext-cache=local: given twice"));
+	assert_string_equal(extc_option_value(), "job");
+	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/a", 0), 0);
+	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/b", 0), -1);
+	assert_true(fake_log_has("error", "--ext-cache-seed=/scratch/a and --ext-cache-seed=/scratch/b"));
+
+	/* a refused value is not kept: it does not conflict with the corrected one */
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("lcoal", 0), -1);
+	assert_int_equal(fake_option("local", 0), 0);
+	assert_string_equal(extc_option_value(), "local");
+
+	/* slurmstepd only stores: the step reports, a callback failure there would drain the node */
+	fake_reset(S_CTX_REMOTE, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("job", 1), 0);
+	assert_int_equal(fake_option("local", 1), 0);
+	assert_string_equal(extc_option_value(), "local");
+}
+
+/*
+ * srun inside an "sbatch --ext-cache=job" job: Slurm first passes the job's
+ * exported value, then the step's own; the step's wins without a conflict.
+ */
+static void test_command_line_overrides_inherited_option(void **state)
+{
+	char *av[] = { base_arg };
+	char copy[16];
+
+	(void)state;
+	setenv(INHERITED_MODE, "job", 1);
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
+	assert_string_equal(extc_option_value(), "job");
+	assert_int_equal(fake_option("local", 0), 0);
+	assert_string_equal(extc_option_value(), "local");
+	/* the next component of a heterogeneous srun: its inherited call comes after */
+	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
+	assert_string_equal(extc_option_value(), "local");
+	assert_int_equal(fake_option("local", 0), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+	/* a copy of the inherited value is the user's own once the command gave one */
+	strcpy(copy, "job");
+	assert_int_equal(fake_option(copy, 0), -1);
+	assert_true(fake_log_has("error", "--ext-cache=local and --ext-cache=job: given twice"));
+
+	/* sbatch: #SBATCH lines come before the inherited value, and still win */
+	fake_reset(S_CTX_ALLOCATOR, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("local", 0), 0);
+	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
+	assert_string_equal(extc_option_value(), "local");
+
+	/* a Slurm that copied the inherited value: equal and first, it is still the job's */
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	strcpy(copy, "job");
+	assert_int_equal(fake_option(copy, 0), 0);
+	assert_int_equal(fake_option("off", 0), 0);
+	assert_string_equal(extc_option_value(), "off");
+
+	/* after the inherited call, the same value typed again is the user's own */
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
+	strcpy(copy, "job");
+	assert_int_equal(fake_option(copy, 0), 0);
+	assert_int_equal(fake_option("local", 0), -1);
+	assert_true(fake_log_has("error", "--ext-cache=job and --ext-cache=local: given twice"));
+	unsetenv(INHERITED_MODE);
+
+	setenv(INHERITED_SEED, "/scratch/a", 1);
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(inherited_option("ext-cache-seed", INHERITED_SEED), 0);
+	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/b", 0), 0);
+	assert_string_equal(extc_option_seed(), "/scratch/b");
+	unsetenv(INHERITED_SEED);
+}
+
+/* This process's own argument strings, as getopt_long hands them out: see main. */
+static const char *argv_job, *argv_local;
+
+/*
+ * sbatch: #SBATCH lines (copies) first, then the inherited value, then the
+ * command line (main's argv strings). The command line overrides the rest;
+ * two different values from one source are refused.
+ */
+static void test_command_line_overrides_script_lines(void **state)
+{
+	char *av[] = { base_arg };
+	char script_line[16];
+
+	(void)state;
+	fake_reset(S_CTX_ALLOCATOR, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	strcpy(script_line, "job");
+	assert_int_equal(fake_option(script_line, 0), 0);
+	assert_int_equal(fake_option(argv_local, 0), 0);
+	assert_string_equal(extc_option_value(), "local");
+	assert_false(fake_log_has("error", "given twice"));
+	/* an identical repeat on the command line is fine; a lower source no longer counts */
+	assert_int_equal(fake_option(argv_local, 0), 0);
+	assert_int_equal(fake_option("off", 0), 0);
+	assert_string_equal(extc_option_value(), "local");
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+
+	/* sbatch --ext-cache=job --ext-cache=local: two command-line values */
+	fake_reset(S_CTX_ALLOCATOR, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option(argv_job, 0), 0);
+	assert_int_equal(fake_option(argv_local, 0), -1);
+	assert_true(fake_log_has("error", "--ext-cache=job and --ext-cache=local: given twice"));
+	assert_string_equal(extc_option_value(), "job");
+
+	/* two #SBATCH lines with different values */
+	fake_reset(S_CTX_ALLOCATOR, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	strcpy(script_line, "local");
+	assert_int_equal(fake_option(script_line, 0), 0);
+	strcpy(script_line, "off");
+	assert_int_equal(fake_option(script_line, 0), -1);
+	assert_true(fake_log_has("error", "--ext-cache=local and --ext-cache=off: given twice"));
+
+	/* inherited, then an #SBATCH line, then the command line: the command line wins */
+	setenv(INHERITED_MODE, "off", 1);
+	fake_reset(S_CTX_ALLOCATOR, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
+	assert_string_equal(extc_option_value(), "off");
+	strcpy(script_line, "job");
+	assert_int_equal(fake_option(script_line, 0), 0);
+	assert_string_equal(extc_option_value(), "job");
+	assert_int_equal(fake_option(argv_local, 0), 0);
+	assert_string_equal(extc_option_value(), "local");
+	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
+	assert_string_equal(extc_option_value(), "local");
+	assert_false(fake_log_has("error", "given twice"));
+	unsetenv(INHERITED_MODE);
+}
+
 /*
  * A step seeded from one directory and publishing to another. user_init
  * runs with the user's effective ids, as slurmstepd runs it; the copies
@@ -711,7 +876,28 @@ static void test_task_in_a_private_namespace_gets_its_own_copy(void **state)
 	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
 }
 
-int main(void)
+/*
+ * The option callback tells command-line values by their address inside
+ * this process's argument strings, so the test needs "job" and "local" in
+ * its own argv: run without them (as make check does), it runs itself
+ * again with them.
+ */
+static void take_own_arguments(int argc, char **argv)
+{
+	char *again[] = { argv[0], "job", "local", NULL };
+
+	if (argc == 3 && strcmp(argv[1], "job") == 0 && strcmp(argv[2], "local") == 0) {
+		argv_job = argv[1];
+		argv_local = argv[2];
+		return;
+	}
+	execv("/proc/self/exe", again);
+	fprintf(stderr, "test_lifecycle: cannot run itself again with arguments: %s\n",
+		strerror(errno));
+	exit(1);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_local_step_full_lifecycle, setup, teardown),
@@ -724,6 +910,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_on_error_overrides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_special_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_refuses_bad_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repeated_option, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_command_line_overrides_inherited_option, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_command_line_overrides_script_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epilog_removes_its_job_and_leaves_others, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epilog_sweeps_leftovers_of_ended_jobs_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_in_a_private_namespace_gets_its_own_copy, setup, teardown),
@@ -736,5 +925,6 @@ int main(void)
 			JOB_UID);
 		return (77);	/* automake's skip; run-all.sh (root) fails on any skip */
 	}
+	take_own_arguments(argc, argv);
 	return (cmocka_run_group_tests(tests, NULL, NULL));
 }
