@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Install, from Debian 12's repositories, what building and testing spank-ext-cache needs.
 #   scripts/install-deps.sh build    compiler, autotools, Slurm headers, cmocka
-#   scripts/install-deps.sh test     build + Slurm daemons, munge, PyTorch, numba, clang, valgrind
+#   scripts/install-deps.sh test     build + Slurm daemons, munge, PyTorch, numba, clang, valgrind,
+#                                    shellcheck and cppcheck (tests/lint.sh)
 # Idempotent; as root. Package scripts are kept from starting system daemons
 # (the tests start their own Slurm and munge).
 set -eu
@@ -12,7 +13,7 @@ build_pkgs="build-essential autoconf automake libtool pkg-config libslurm-dev li
 test_pkgs="$build_pkgs slurmctld slurmd slurm-client munge util-linux procps psmisc
     python3 python3-dev python3-torch python3-setuptools libtorch-dev pybind11-dev python3-numba ninja-build g++
     clang libclang-rt-14-dev valgrind e2fsprogs xfsprogs btrfs-progs fuse3
-    groff-base man-db"
+    groff-base man-db shellcheck cppcheck"
 
 case $what in
     build) pkgs=$build_pkgs ;;
