@@ -10,7 +10,7 @@
 # Ends with one line "N passed, M failed" summing every suite; exits non-zero
 # if anything failed or if no test ran.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 logdir=${EXTC_TEST_LOGS:-$top/tests/logs}
 mkdir -p "$logdir"
