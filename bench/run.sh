@@ -194,8 +194,11 @@ launch_rounds disk "$LAUNCH_RUNS" "none off local1 local" "off local none local1
 say "1b. launch overhead with the base on tmpfs, $LAUNCH_TMPFS_RUNS rounds of 2 variants"
 for n in $(lab_nodes); do echo "==== bench: tmpfs ====" >>"$(lab_log "$n")"; done
 for n in $(lab_nodes); do
-    lab_node "$n" mount -t tmpfs -o mode=1777,size=256m ext-cache-bench /var/tmp &&
-        lab_node "$n" mkdir -m 0711 /var/tmp/ext-cache || { echo "bench: tmpfs on $n" >&2; exit 1; }
+    if ! { lab_node "$n" mount -t tmpfs -o mode=1777,size=256m ext-cache-bench /var/tmp &&
+           lab_node "$n" mkdir -m 0711 /var/tmp/ext-cache; }; then
+        echo "bench: tmpfs on $n" >&2
+        exit 1
+    fi
 done
 launch_rounds tmpfs "$LAUNCH_TMPFS_RUNS" "none local" "local none"
 quiet
@@ -232,8 +235,11 @@ say "3. epilog: $EPILOG_FILES-file job tree vs empty, $EPILOG_RUNS rounds"
 T=$(now_us)
 cluster debug
 # n1's /var/tmp is a tmpfs inside its mount namespace (see RESULTS.md); the base on it
-lab_node n1 mount -t tmpfs -o mode=1777,size=2g ext-cache-bench /var/tmp &&
-    lab_node n1 mkdir -m 0711 /var/tmp/ext-cache || { echo "bench: tmpfs on n1" >&2; exit 1; }
+if ! { lab_node n1 mount -t tmpfs -o mode=1777,size=2g ext-cache-bench /var/tmp &&
+       lab_node n1 mkdir -m 0711 /var/tmp/ext-cache; }; then
+    echo "bench: tmpfs on n1" >&2
+    exit 1
+fi
 cp "$top/bench/mkfiles.py" "$LAB/work/mkfiles.py" && chmod 644 "$LAB/work/mkfiles.py"
 trash_empty() { [ -z "$(lab_node n1 find /var/tmp/ext-cache/.trash -mindepth 1 -maxdepth 1 2>/dev/null | head -1)" ]; }
 epilog_one() {
@@ -251,8 +257,8 @@ for ((r = 0; r < EPILOG_RUNS; r++)); do
     if ((r % 2)); then order="empty big"; else order="big empty"; fi
     for v in $order; do
         files=0
-        [ $v = big ] && files=$EPILOG_FILES
-        jid=$(epilog_one $files) || { echo "bench: epilog job failed" >&2; exit 1; }
+        [ "$v" = big ] && files=$EPILOG_FILES
+        jid=$(epilog_one "$files") || { echo "bench: epilog job failed" >&2; exit 1; }
         echo "$r $v $files $jid" >>"$DATA/epilog-jobs.tsv"
     done
 done
@@ -271,7 +277,7 @@ stepend_one() {
 for ((r = 0; r < STEPEND_RUNS; r++)); do
     if ((r % 2)); then order="local job"; else order="job local"; fi
     for v in $order; do
-        jid=$(stepend_one $v) || { echo "bench: step-end job failed" >&2; exit 1; }
+        jid=$(stepend_one "$v") || { echo "bench: step-end job failed" >&2; exit 1; }
         echo "$r $v $EPILOG_FILES $jid" >>"$DATA/stepend-jobs.tsv"
     done
 done

@@ -109,14 +109,13 @@ static int keep_only(int wfd)
 {
 	int w = fcntl(wfd, F_DUPFD, 3);	/* out of the way of stdio */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	int fd;
 
 	if (w < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
 		return (-1);
 	if (w != 3 && dup2(w, 3) < 0)
 		return (-1);
 	if (extc_close_range(4, ~0u) < 0) {
-		for (fd = 4; fd < FALLBACK_FD_MAX; fd++)
+		for (int fd = 4; fd < FALLBACK_FD_MAX; fd++)
 			close(fd);
 	}
 	return (3);

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -24,6 +25,7 @@ int extc_close_range(unsigned int first, unsigned int last)
 
 bool extc_reap_child(pid_t pid, unsigned int grace_ms, unsigned int total_ms)
 {
+	const struct timespec tick = { .tv_sec = 0, .tv_nsec = REAP_TICK_MS * 1000000L };
 	bool killed = false;
 	unsigned int waited;
 	int status;
@@ -38,7 +40,7 @@ bool extc_reap_child(pid_t pid, unsigned int grace_ms, unsigned int total_ms)
 		r = waitpid(pid, &status, WNOHANG);
 		if (r == pid || (r < 0 && errno != EINTR))
 			return (true);
-		usleep(REAP_TICK_MS * 1000);
+		nanosleep(&tick, NULL);
 	}
 	return (false);
 }

@@ -205,6 +205,8 @@ static const char *passwd_home(char *buf, size_t len)
  */
 static void pin_flashinfer_cubins(spank_t sp, const char *prefix, const char *base)
 {
+	/* pwbuf holds what env.pw_home points to: it must outlive the call below */
+	// cppcheck-suppress variableScope
 	char cubin[PATH_MAX], home[PATH_MAX], pwbuf[4096], value[PATH_MAX], shown[160];
 	struct extc_cubin_env env = {
 		.cubin = job_env(sp, EXTC_FLASHINFER_CUBIN, cubin, sizeof(cubin)),

@@ -65,8 +65,11 @@ void extc_level_fds_close(struct tree_fds *t)
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (*fds[i] >= 0)
+		if (*fds[i] >= 0) {
+			/* cppcheck 2.10 reads this call as a declaration of a second fds */
+			// cppcheck-suppress shadowVariable
 			close(*fds[i]);
+		}
 		*fds[i] = -1;
 	}
 }

@@ -168,9 +168,10 @@ static void empty_entries(DIR *dir, int trashfd, const struct extc_rm_limits *li
 {
 	struct extc_rm_report part;
 	char text[512], name[96];
-	struct dirent *de;
 
 	while (report->stopped == NULL) {
+		struct dirent *de;
+
 		errno = 0;
 		de = readdir(dir);
 		if (de == NULL) {

@@ -148,11 +148,13 @@ int extc_manifest_compatible(const struct extc_manifest *have, const struct extc
 			     char *why, size_t whylen)
 {
 	/* every field of 'have' was written by a user: escaped before it reaches a log line */
-	char a[96], b[96], job[72], node[96], arch[48], isa[64], warch[48], wisa[64];
+	char job[72], node[96];
 
 	extc_escape(have->job, 15, job, sizeof(job));
 	extc_escape(have->node, 71, node, sizeof(node));
 	if (strcmp(have->key, want->key) != 0) {
+		char a[96], b[96];
+
 		extc_escape(have->key, 80, a, sizeof(a));
 		extc_escape(want->key, 80, b, sizeof(b));
 		extc_fmt(why, whylen, "it was published with SLURM_EXT_CACHE_KEY='%s' (job %s on %s), "
@@ -160,6 +162,8 @@ int extc_manifest_compatible(const struct extc_manifest *have, const struct extc
 		return (-1);
 	}
 	if (strcmp(have->arch, want->arch) != 0 || strcmp(have->isa, want->isa) != 0) {
+		char arch[48], isa[64], warch[48], wisa[64];
+
 		extc_escape(have->arch, 31, arch, sizeof(arch));
 		extc_escape(have->isa, 39, isa, sizeof(isa));
 		extc_escape(want->arch, 31, warch, sizeof(warch));

@@ -7,7 +7,7 @@
 # node's private cache while the job runs and that it is gone afterwards,
 # then stops the cluster.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -87,8 +87,9 @@ grep '^RESULT ' <<<"$torch_out" | awk '
     F["role"] == "reused" { what = "loaded the existing build      " }
     { printf "  %s rank %s: %s  %s  (result %s)\n", F["node"], F["rank"], what, F["so"], (F["ok"] == 1 ? "ok" : "WRONG") }' | sort
 grep -q '^RESULT ' <<<"$torch_out" || tail -n 20 <<<"$torch_out"
+# shellcheck disable=SC2088 # the text shown, not a path to expand
 printf '~/.cache/torch_extensions of %s: ' "$LAB_USER"
-[ -e "$user_home/.cache/torch_extensions" ] && echo "exists" || echo "not created"
+if [ -e "$user_home/.cache/torch_extensions" ]; then echo "exists"; else echo "not created"; fi
 lab_wait_idle 30 >/dev/null
 printf 'after the step, the builds are gone:'
 for n in n1 n2 n3; do

@@ -2,21 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Install, from Debian 12's repositories, what building and testing spank-ext-cache needs.
 #   scripts/install-deps.sh build    compiler, autotools, Slurm headers, cmocka
-#   scripts/install-deps.sh test     build + Slurm daemons, munge, PyTorch, numba, clang, valgrind
+#   scripts/install-deps.sh test     build + Slurm daemons, munge, PyTorch, numba, clang, valgrind,
+#                                    and the linters of tests/lint.sh (shellcheck, cppcheck)
 # Idempotent; as root. Package scripts are kept from starting system daemons
 # (the tests start their own Slurm and munge).
 set -eu
 
 what=${1:-test}
-build_pkgs="build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev"
-test_pkgs="$build_pkgs slurmctld slurmd slurm-client munge util-linux procps psmisc
+build_pkgs=(build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev)
+test_pkgs=("${build_pkgs[@]}" slurmctld slurmd slurm-client munge util-linux procps psmisc
     python3 python3-dev python3-torch python3-setuptools libtorch-dev pybind11-dev python3-numba ninja-build g++
     clang libclang-rt-14-dev valgrind e2fsprogs xfsprogs btrfs-progs fuse3
-    groff-base man-db"
+    groff-base man-db shellcheck cppcheck)
 
 case $what in
-    build) pkgs=$build_pkgs ;;
-    test) pkgs=$test_pkgs ;;
+    build) pkgs=("${build_pkgs[@]}") ;;
+    test) pkgs=("${test_pkgs[@]}") ;;
     *) echo "usage: $0 build|test" >&2; exit 2 ;;
 esac
 
@@ -25,13 +26,13 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 
-missing=$(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null |
-    awk '$NF == "installed" {print $1}' | sort | comm -13 - <(printf '%s\n' $pkgs | sort) || true)
-if [ -z "$missing" ]; then
-    echo "install-deps: all $(wc -w <<<"$pkgs") packages present"
+mapfile -t missing < <(dpkg-query -W -f='${Package} ${Status}\n' "${pkgs[@]}" 2>/dev/null |
+    awk '$NF == "installed" {print $1}' | sort | comm -13 - <(printf '%s\n' "${pkgs[@]}" | sort))
+if [ "${#missing[@]}" -eq 0 ]; then
+    echo "install-deps: all ${#pkgs[@]} packages present"
     exit 0
 fi
-echo "install-deps: installing:" $missing
+echo "install-deps: installing: ${missing[*]}"
 
 policy=/usr/sbin/policy-rc.d
 made_policy=0
@@ -44,6 +45,5 @@ trap '[ "$made_policy" = 1 ] && rm -f "$policy"' EXIT
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get -o DPkg::Lock::Timeout=600 update -qq
-# shellcheck disable=SC2086
-apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "install-deps: done"

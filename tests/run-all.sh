@@ -5,11 +5,12 @@
 #   tests, every integration suite on a throwaway 3-node Slurm, the packaging
 #   suites (man page, distcheck, .deb installed into the lab, RPM) and the
 #   hardening suite (sanitizers, valgrind, adversarial and fault injection,
-#   fuzz corpora).
+#   fuzz corpora); first, the static checks (tests/lint.sh: shellcheck,
+#   cppcheck, duplicates).
 # Ends with one line "N passed, M failed" summing every suite; exits non-zero
 # if anything failed or if no test ran.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 logdir=${EXTC_TEST_LOGS:-$top/tests/logs}
 mkdir -p "$logdir"
@@ -80,7 +81,7 @@ fi
 # every other suite prints ok/not ok lines and closes with "N passed, M failed";
 # the other Slurm releases (24.11 in Debian 13, 26.05 in Debian forky) run
 # their suites in chroots of their own (tests/releases/run-release.sh)
-for suite in tests/integration/test_*.sh tests/packaging/test_*.sh \
+for suite in tests/lint.sh tests/integration/test_*.sh tests/packaging/test_*.sh \
     tests/releases/run-release.sh:trixie tests/releases/run-release.sh:forky tests/run-hardening.sh; do
     args=()
     case $suite in *:*) args=("${suite#*:}") suite=${suite%:*} ;; esac

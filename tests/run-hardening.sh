@@ -4,7 +4,8 @@
 #
 #   1. the unit, adversarial (tests/adversarial), fault-injection (tests/fault)
 #      and fuzz-replay (fuzz/) suites built with -fsanitize=address,undefined
-#      (configure --enable-sanitizers) and run by `make check`, every fault
+#      (configure --enable-sanitizers: the test programs and the copy of the
+#      engine they link, never the plugin) and run by `make check`, every fault
 #      at every call number (EXTC_FAULT_ERRS=all);
 #   2. the same programs of a normal build run under
 #      valgrind --leak-check=full --track-fds=yes --error-exitcode=1, each
@@ -24,7 +25,7 @@
 # exits non-zero if anything failed. Nothing is skipped: a missing tool is
 # installed with apt-get, or the run fails saying which.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 work=${EXTC_HARDENING_DIR:-/var/tmp/extc-hardening}
 logdir=${EXTC_TEST_LOGS:-$top/tests/logs}/hardening
@@ -59,17 +60,17 @@ fi
 mkdir -p "$logdir"
 
 # ---- tools: installed, never skipped ----------------------------------------------------------
-pkgs="build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev
-      clang libclang-rt-14-dev valgrind e2fsprogs xfsprogs btrfs-progs util-linux coreutils"
-missing=$(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null |
-    awk '$NF == "installed" {print $1}' | sort | comm -13 - <(printf '%s\n' $pkgs | sort))
-if [ -n "$missing" ]; then
-    echo "# installing:" $missing
+pkgs=(build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev
+      clang libclang-rt-14-dev valgrind e2fsprogs xfsprogs btrfs-progs util-linux coreutils)
+mapfile -t missing < <(dpkg-query -W -f='${Package} ${Status}\n' "${pkgs[@]}" 2>/dev/null |
+    awk '$NF == "installed" {print $1}' | sort | comm -13 - <(printf '%s\n' "${pkgs[@]}" | sort))
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "# installing: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     if ! { apt-get -o DPkg::Lock::Timeout=600 update -qq &&
-           apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing; } \
+           apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"; } \
            >"$logdir/apt.log" 2>&1; then
-        notok "installing $missing (see $logdir/apt.log)"
+        notok "installing ${missing[*]} (see $logdir/apt.log)"
         finish
     fi
 fi
@@ -127,10 +128,17 @@ copy_sources "$san"
 if ( cd "$san" && autoreconf -fi && ./configure --enable-werror --enable-sanitizers &&
      make -j2 ) >"$logdir/san-build.log" 2>&1; then
     if grep -q -- '-fsanitize=address,undefined' "$san/Makefile" &&
-       nm "$san/.libs/libextc.a" 2>/dev/null | grep -q __asan_report; then
-        ok "sanitizer build (the engine itself is instrumented)"
+       nm "$san/.libs/libextc_san.a" 2>/dev/null | grep -q __asan_report; then
+        ok "sanitizer build (the engine the tests link is instrumented)"
     else
-        notok "sanitizer build: libextc.a is not instrumented (see $logdir/san-build.log)"
+        notok "sanitizer build: libextc_san.a is not instrumented (see $logdir/san-build.log)"
+    fi
+    # the plugin `make install` would install is the plain one, even here
+    san_calls=$(nm -u "$san/.libs/ext_cache.so" 2>/dev/null | grep -c '__[a-z]*san_')
+    if [ -f "$san/.libs/ext_cache.so" ] && [ "$san_calls" -eq 0 ]; then
+        ok "sanitizer build: ext_cache.so is not instrumented"
+    else
+        notok "sanitizer build: ext_cache.so calls $san_calls sanitizer function(s) or is missing"
     fi
     export ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1
     export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -157,7 +165,8 @@ if ( cd "$plain" && autoreconf -fi && ./configure --enable-werror && make -j2 &&
         (
             cd "$plain" || exit 1
             # only 0, 1 and 2 open: whatever else is open at exit is the program's
-            for fd in $(ls /proc/$BASHPID/fd); do
+            for fd in /proc/"$BASHPID"/fd/*; do
+                fd=${fd##*/}
                 [ "$fd" -gt 2 ] && eval "exec $fd>&-"
             done
             EXTC_ADV_SCALE=${EXTC_VALGRIND_SCALE:-5} exec valgrind --leak-check=full \

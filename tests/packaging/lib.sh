@@ -183,7 +183,7 @@ PY
         "ext_cache spank $want" "$out"
     out=$(nm -D --defined-only "$so" 2>&1 | awk 'NF == 3 {print $3}' | sort | paste -sd' ' -)
     if [[ " $out " == *" slurm_spank_init "* && " $out " == *" slurm_spank_job_epilog "* ]] &&
-        [ -z "$(tr ' ' '\n' <<<"$out" | grep -Ev '^(plugin_(name|type|version)|slurm_spank_[a-z_]+)$')" ]; then
+        ! tr ' ' '\n' <<<"$out" | grep -qEv '^(plugin_(name|type|version)|slurm_spank_[a-z_]+)$'; then
         t_pass "$name: exports the SPANK entry points and nothing else"
     else
         t_fail "$name: exports the SPANK entry points and nothing else" "exported: $out"

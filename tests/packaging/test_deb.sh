@@ -132,6 +132,7 @@ echo "$T_PASSED $((T_FAILED + 1))" >"$counts"
     export EXTC_PLUGIN=$plugin
     # shellcheck source=../integration/common.sh
     . "$PKG_TOP/tests/integration/common.sh"
+    # shellcheck disable=SC2034 # the plugin itest_begin (common.sh) installs: the packaged one
     ITEST_PLUGIN=$plugin
     itest_begin
     trap 'lab_stop >/dev/null 2>&1; echo "$T_PASSED $T_FAILED" >"$counts"' EXIT
@@ -149,6 +150,7 @@ echo "$T_PASSED $((T_FAILED + 1))" >"$counts"
     t_eq "both ranks got <base>/<uid>/<jobid>/0" 2 \
         "$(grep -cxE "/var/tmp/ext-cache/$ITEST_UID/[0-9]+/0" <<<"$out")"
     job=$(head -n1 <<<"$out" | awk -F/ '{print $(NF-1)}')
+    # shellcheck disable=SC2016 # expanded by the job's shell, on the node
     out=$(lab_user srun -N2 --ext-cache=local bash -c \
         'mkdir -p "$TORCH_EXTENSIONS_DIR" && echo $SLURMD_NODENAME $SLURM_EXT_CACHE_MODE $TORCH_EXTENSIONS_DIR $(stat -c %U:%a "$SLURM_EXT_CACHE_DIR" "$TORCH_EXTENSIONS_DIR")' 2>&1)
     t_note "$out"

@@ -68,7 +68,7 @@ mkdir -p "$x"
 t_eq "the packaged snippet is all comments (not enabled)" "" "$(grep -v '^#' "$x$conf" | grep -v '^[[:space:]]*$')"
 t_check "its commented line names the packaged plugin" grep -qE "^#optional $plugin base=" "$x$conf"
 pkg_check_plugin "packaged ext_cache.so" "$x$plugin"
-man=$(ls "$x"/usr/share/man/man8/ext_cache.8* 2>/dev/null | head -n1)
+man=$(find "$x/usr/share/man/man8" -name 'ext_cache.8*' 2>/dev/null | sort | head -n1)
 warn=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$man" 2>&1 >/dev/null)
 t_eq "the packaged manual renders without warnings" "" "$warn"
 

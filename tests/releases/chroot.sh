@@ -24,11 +24,12 @@ REL_TOP=${EXTC_RELEASES_DIR:-/var/lib/ext-cache-releases}
 # What every release's suites need inside: the build tools, the Slurm
 # daemons, munge, the filesystems of the root-only unit tests, the packaging
 # tools, and that release's own PyTorch with the headers its JIT needs.
-REL_BUILD_PKGS="build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev
-    e2fsprogs xfsprogs btrfs-progs fuse3 util-linux procps psmisc kmod git ca-certificates"
-REL_RUN_PKGS="slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
+REL_BUILD_PKGS=(build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev
+    e2fsprogs xfsprogs btrfs-progs fuse3 util-linux procps psmisc kmod git ca-certificates)
+# shellcheck disable=SC2034 # installed by run-release.sh, once the build has passed
+REL_RUN_PKGS=(slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
     python3 python3-dev python3-torch python3-setuptools libtorch-dev pybind11-dev ninja-build g++
-    dpkg-dev debhelper fakeroot lintian rpm cpio elfutils man-db groff-base"
+    dpkg-dev debhelper fakeroot lintian rpm cpio elfutils man-db groff-base)
 
 rel_known() { case ${1:-} in trixie | forky) return 0 ;; *) return 1 ;; esac; }
 
@@ -74,7 +75,7 @@ _rel_base() {
     printf '#!/bin/sh\nexit 101\n' >"$base/usr/sbin/policy-rc.d" && chmod 0755 "$base/usr/sbin/policy-rc.d"
     _rel_mount_dir "$base" "$REL_TOP/$suite.archives" || return 1
     # shellcheck disable=SC2086
-    _rel_apt_in "$base" $REL_BUILD_PKGS
+    _rel_apt_in "$base" "${REL_BUILD_PKGS[@]}"
     local rc=$?
     _rel_umount_dir "$base"
     [ "$rc" -eq 0 ] || { _rel_err "installing the build packages into $suite failed"; return 1; }
@@ -119,9 +120,9 @@ rel_mount() { _rel_mount_dir "$(rel_root "$1")" "$REL_TOP/$1.archives"; }
 # Every process whose root is the chroot (a lab a killed suite left
 # running, a job's task): SIGKILL, then wait (bounded) for them to go.
 rel_kill_procs() {
-    local root p i left
+    local root p left
     root=$(realpath -m -- "$(rel_root "$1")")
-    for i in 1 2 3 4 5 6 7 8 9 10; do
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
         left=
         for p in /proc/[0-9]*; do
             [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] || continue

@@ -59,7 +59,7 @@ trap 'rel_umount "$suite"' EXIT
 t1=$EPOCHREALTIME
 rel_make "$suite" >"$logs/debootstrap.out" 2>&1 || fail_end "debootstrap $suite" "$(tail -n 20 "$logs/debootstrap.out")"
 rel_mount "$suite" || fail_end "mount the $suite chroot" "rel_mount failed"
-rel_apt "$suite" $REL_BUILD_PKGS >"$logs/apt-build.log" 2>&1 ||
+rel_apt "$suite" "${REL_BUILD_PKGS[@]}" >"$logs/apt-build.log" 2>&1 ||
     fail_end "$suite: build packages installed" "$(tail -n 20 "$logs/apt-build.log")"
 t_pass "$suite chroot with the build packages ($(since "$t1") s)"
 slurm=$(awk '$2 == "SLURM_VERSION_NUMBER" {print $3}' "$root/usr/include/slurm/slurm_version.h")
@@ -120,7 +120,7 @@ fi
 
 # ---- 2. the daemons and the integration suites ----------------------------------------------
 t1=$EPOCHREALTIME
-rel_apt "$suite" $REL_RUN_PKGS >"$logs/apt-run.log" 2>&1 ||
+rel_apt "$suite" "${REL_RUN_PKGS[@]}" >"$logs/apt-run.log" 2>&1 ||
     fail_end "$suite: Slurm, munge and PyTorch installed" "$(tail -n 20 "$logs/apt-run.log")"
 t_pass "$suite: Slurm daemons, munge, PyTorch and the packaging tools installed ($(since "$t1") s)"
 t_note "$suite: $(rel_run "$suite" slurmd -V), torch $(rel_run "$suite" python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
@@ -143,6 +143,7 @@ export EXTC_LAB=${EXTC_REL_LAB:-/var/lib/$suite-ext-cache-lab} EXTC_LAB_CTLD_POR
 export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-$((port + 1))}
 # The packages are built without make check: the recipe ran it in this chroot.
 export EXTC_PKG_NOCHECK=1
+# shellcheck disable=SC2034 # read by rel_run (chroot.sh)
 REL_PASS_ENV="EXTC_LAB EXTC_LAB_CTLD_PORT EXTC_LAB_SLURMD_PORT CI EXTC_PKG_NOCHECK"
 for s in $REL_SUITES; do
     t1=$EPOCHREALTIME
