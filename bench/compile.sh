@@ -101,10 +101,9 @@ compile_in_release() {
     . "$top/tests/releases/chroot.sh"
     root=$(rel_root "$suite")
     say "   in the $suite chroot ($root): debootstrap if needed, PyTorch, the plugin built there"
-    # shellcheck disable=SC2086 # the package lists are word lists
     {
         rel_make "$suite" && rel_mount "$suite" &&
-            rel_apt "$suite" $REL_BUILD_PKGS $REL_RUN_PKGS
+            rel_apt "$suite" "${REL_BUILD_PKGS[@]}" "${REL_RUN_PKGS[@]}"
     } >"$DATA/compile-chroot.log" 2>&1 || { tail -20 "$DATA/compile-chroot.log"; rel_umount "$suite"; return 1; }
     # the tree as git has it, as tests/releases/run-release.sh copies it
     rm -rf "$root/build/src"
