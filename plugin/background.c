@@ -80,10 +80,11 @@ static void fd_iter_close(struct fd_iter *it)
 /* The next open descriptor, or -1 when there is none. */
 static int fd_iter_next(struct fd_iter *it)
 {
-	struct dirent *de;
 	int i;
 
 	if (it->dir != NULL) {
+		struct dirent *de;
+
 		while ((de = readdir(it->dir)) != NULL) {
 			char *end;
 			long fd;

@@ -56,7 +56,6 @@ int extc_config_parse_size(const char *value, uint64_t *out, char *why, size_t w
 	static const char suffixes[] = "KMGT";
 	uint64_t v = 0;
 	const char *p = value;
-	const char *s;
 	unsigned shift = 0;
 
 	if (*p < '0' || *p > '9') {
@@ -71,7 +70,8 @@ int extc_config_parse_size(const char *value, uint64_t *out, char *why, size_t w
 		}
 	}
 	if (*p != '\0') {
-		s = strchr(suffixes, *p);
+		const char *s = strchr(suffixes, *p);
+
 		if (s == NULL || p[1] != '\0') {
 			extc_fmt(why, whylen,
 				 "expected a size such as 4G (suffixes K, M, G, T; 0 disables)");
@@ -243,11 +243,12 @@ _Static_assert(CONFIG_KEY_COUNT <= 32, "a key's seen bit must fit in an unsigned
 /* "<lead>; valid arguments are base=, default=, ..." with every key of the table. */
 static void explain_keys(const char *lead, char *why, size_t whylen)
 {
-	size_t i, len;
+	size_t i;
 
 	extc_fmt(why, whylen, "%s; valid arguments are ", lead);
 	for (i = 0; i < CONFIG_KEY_COUNT; i++) {
-		len = strlen(why);
+		size_t len = strlen(why);
+
 		extc_fmt(why + len, whylen - len, "%s%s=", i > 0 ? ", " : "", config_keys[i].name);
 	}
 }

@@ -56,11 +56,11 @@ int extc_mode_parse(const char *value, const char *what, enum extc_mode *mode,
 {
 	char shown[96];
 	const char *hint = NULL;
-	size_t best = 3;
-	size_t i;
 
 	if (value != NULL && strnlen(value, EXTC_MODE_VALUE_MAX + 1) <= EXTC_MODE_VALUE_MAX) {
-		for (i = 0; i < MODE_COUNT; i++) {
+		size_t best = 3;
+
+		for (size_t i = 0; i < MODE_COUNT; i++) {
 			size_t dist;
 
 			if (strcmp(value, mode_names[i]) == 0) {

@@ -169,12 +169,12 @@ static enum option_source source_of(int val, const char *optarg)
  */
 static int keep_value(int val, const char *kept, enum option_source source)
 {
-	char first[96], second[96];
-
 	if (source < request[val].source)
 		return (0);
 	if (source == request[val].source && source != SOURCE_INHERITED &&
 	    strcmp(request[val].value, kept) != 0) {
+		char first[96], second[96];
+
 		extc_escape(request[val].value, 80, first, sizeof(first));
 		extc_escape(kept, 80, second, sizeof(second));
 		extc_error("%s=%s and %s=%s: given twice with different values; give it once",

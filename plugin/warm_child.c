@@ -73,11 +73,10 @@ int extc_warm_seed_child(void *varg, void *res, size_t reslen)
 {
 	struct extc_warm_child_arg *a = varg;
 	struct extc_warm_seed_res *r = res;
-	int leaffd = -1;
 
 	memset(r, 0, reslen);
 	if (a->seed != NULL) {
-		leaffd = open(a->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int leaffd = open(a->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (leaffd < 0) {
 			r->seed = EXTC_SEED_REFUSED;
 			extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open the private directory: %s",

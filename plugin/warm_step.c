@@ -125,13 +125,14 @@ static void node_name(spank_t sp)
 {
 	char buf[EXTC_NODE_NAME_MAX + 1];
 	const char *env = getenv("SLURMD_NODENAME");	/* slurmd's own, inherited */
-	size_t i;
 
 	if (env != NULL && strlen(env) < sizeof(buf))
 		strcpy(buf, env);
 	else if (spank_getenv(sp, "SLURMD_NODENAME", buf, sizeof(buf)) != ESPANK_SUCCESS)
 		buf[0] = '\0';
 	if (buf[0] != '\0') {
+		size_t i;
+
 		for (i = 0; buf[i] != '\0'; i++) {
 			if (!(buf[i] >= 'a' && buf[i] <= 'z') && !(buf[i] >= 'A' && buf[i] <= 'Z') &&
 			    !(buf[i] >= '0' && buf[i] <= '9') && strchr("._-", buf[i]) == NULL)
@@ -266,7 +267,7 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 	static struct extc_warm_child_arg a;
 	static struct extc_warm_seed_res r;
 	struct extc_creds cr;
-	char why[512], size[64], buf[96];
+	char why[512], buf[96];
 	enum extc_as_user_result ret;
 
 	if (warm.seed[0] == '\0' && warm.publish[0] == '\0')
@@ -288,6 +289,8 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 		return;
 	}
 	if (warm.seed[0] != '\0') {
+		char size[64];
+
 		extc_warm_size_text(r.st.bytes, size, sizeof(size));
 		shown(warm.seed, buf, sizeof(buf));
 		if (r.seed == EXTC_SEED_DONE)
@@ -329,7 +332,7 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	static struct extc_warm_child_arg a;
 	static struct extc_warm_publish_res r;
 	struct extc_creds cr;
-	char why[512], buf[96], size[64], more[96];
+	char why[512], buf[96];
 	struct timespec now;
 	enum extc_as_user_result ret;
 
@@ -347,15 +350,17 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 		extc_error("publishing to %s: %s", buf, why);
 		return;
 	}
-	extc_warm_size_text(r.rep.copy.bytes, size, sizeof(size));
-	if (ret == EXTC_AS_USER_DONE)
+	if (ret == EXTC_AS_USER_DONE) {
+		char size[64], more[96];
+
+		extc_warm_size_text(r.rep.copy.bytes, size, sizeof(size));
 		extc_verbose("published to %s: %llu new entries (%s), %llu already there, %llu "
 			     "published first by another node, %llu incomplete builds left out, in %.3f s%s",
 			     buf, (unsigned long long)r.rep.published, size,
 			     (unsigned long long)r.rep.present, (unsigned long long)r.rep.lost,
 			     (unsigned long long)r.rep.incomplete, (double)r.ns / 1e9,
 			     abandoned_text(r.rep.abandoned, more, sizeof(more)));
-	else
+	} else
 		extc_error("publishing to %s: %llu entries published, %llu failed: %s", buf,
 			   (unsigned long long)r.rep.published, (unsigned long long)r.rep.failed, r.why);
 }

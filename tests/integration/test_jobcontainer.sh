@@ -9,6 +9,7 @@ set -u
 
 itest_begin
 printf 'AutoBasePath=true\nBasePath=/var/tmp/slurm-jc\n' >"$LAB/etc/job_container.conf"
+# shellcheck disable=SC2034 # read by lab_start (lib/cluster.sh)
 LAB_SLURM_CONF_EXTRA=$'SlurmdDebug=verbose\nPrologFlags=Contain\nJobContainerType=job_container/tmpfs'
 
 cat >"$LAB/work/jc.sh" <<'JC'

@@ -77,6 +77,7 @@ lab_assert_no_drain "no drain: extern and interactive steps"
 # ======================================================================
 # Plain cluster for the rest
 # ======================================================================
+# shellcheck disable=SC2034 # read by lab_start (lib/cluster.sh)
 LAB_SLURM_CONF_EXTRA=$'SlurmdDebug=verbose'
 itest_cluster "base=$B" || { t_fail "cluster restart" "see logs"; itest_end; exit 1; }
 

@@ -23,8 +23,13 @@
 #include "fsfixture.h"
 #include "option.h"
 
-#define JOB_UID 4242
-#define JOB_GID 4343
+/*
+ * A uid and gid with no account: test_adv_user creates uid 4242 and 4343
+ * for its run, and make -j2 check may run it beside this program, whose
+ * expectations depend on the job's user having no password entry.
+ */
+#define JOB_UID 4747
+#define JOB_GID 4848
 
 static char tmpdir[128];
 static char base_arg[300];
