@@ -43,16 +43,10 @@ compile_measure() {
     # shellcheck source=../tests/integration/lib/cluster.sh
     . "$top/tests/integration/lib/cluster.sh"
     trap 'lab_stop >/dev/null 2>&1' EXIT
+    # shellcheck source=torchlab.sh
+    . "$top/bench/torchlab.sh"
     lab_setup >/dev/null && lab_install_plugin "$top/.libs/ext_cache.so" || return 1
-    # shellcheck disable=SC2034 # read by lab_start
-    LAB_SLURM_CONF_EXTRA="SlurmdDebug=verbose"
-    if ! lab_set_plugstack "required $LAB_PLUGIN base=/var/tmp/ext-cache" || ! lab_start >/dev/null; then
-        lab_tail_logs >&2
-        echo "bench: compile: cluster start failed" >&2
-        return 1
-    fi
-    rm -rf "$LAB/work/torch" && cp -r "$top/tests/integration/torch" "$LAB/work/torch" &&
-        chmod -R a+rX,go-w "$LAB/work/torch" || return 1
+    bench_torch_lab compile "$top" || return 1
     home=$(getent passwd "$LAB_USER" | cut -d: -f6)
     pub=$home/.extc-bench-compile
     rm -rf -- "$pub"

@@ -188,11 +188,12 @@ def compile_report(summary):
     return lines
 
 
-if COMPILE_ONLY:
+def print_one_section(report, what):
+    """The summary rows and the section of one benchmark run alone."""
     rows = []
-    section = compile_report(rows)
+    section = report(rows)
     if section is None:
-        sys.exit("report.py: no torch.compile data in " + DATA)
+        sys.exit("report.py: no %s data in %s" % (what, DATA))
     print("| # | measure | result | target | met |")
     print("|---|---|---|---|---|")
     for row in rows:
@@ -201,18 +202,11 @@ if COMPILE_ONLY:
     print("\n".join(section))
     sys.exit(0)
 
+
+if COMPILE_ONLY:
+    print_one_section(compile_report, "torch.compile")
 if WARM_ONLY:
-    rows = []
-    section = warm_report(rows)
-    if section is None:
-        sys.exit("report.py: no warm start data in " + DATA)
-    print("| # | measure | result | target | met |")
-    print("|---|---|---|---|---|")
-    for row in rows:
-        print("| %s |" % " | ".join(row))
-    print("")
-    print("\n".join(section))
-    sys.exit(0)
+    print_one_section(warm_report, "warm start")
 
 
 machine = {}

@@ -40,16 +40,9 @@ WARM_COPY_RUNS=${WARM_COPY_RUNS:-9}
 
 say "5. warm start: first load() seeded vs cold ($WARM_LOAD_RUNS each), seed copy vs cp -a ($WARM_COPY_RUNS runs)"
 T=$(now_us)
-lab_stop >/dev/null 2>&1
-# shellcheck disable=SC2034 # read by lab_start
-LAB_SLURM_CONF_EXTRA="SlurmdDebug=verbose"
-if ! { lab_set_plugstack "required $LAB_PLUGIN base=/var/tmp/ext-cache" && lab_start >/dev/null; }; then
-    lab_tail_logs >&2
-    echo "bench: warm: cluster start failed" >&2
-    exit 1
-fi
-rm -rf "$LAB/work/torch" && cp -r "$top/tests/integration/torch" "$LAB/work/torch" &&
-    chmod -R a+rX,go-w "$LAB/work/torch" || exit 1
+# shellcheck source=torchlab.sh
+. "$top/bench/torchlab.sh"
+bench_torch_lab warm "$top" || exit 1
 home=$(getent passwd "$LAB_USER" | cut -d: -f6)
 wpub=$home/.extc-bench-warm
 rm -rf -- "$wpub"
