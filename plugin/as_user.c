@@ -21,9 +21,12 @@
 #include "fs_remove.h"
 #include "text.h"
 
+/* The header and EXTC_AS_USER_RES_MAX together stay one atomic pipe write (PIPE_BUF). */
+#define AS_USER_WHY_MAX 200
+
 struct msg {
 	int rc;		/* fn's result, or -1: the child could not become the user */
-	char why[200];	/* why it could not */
+	char why[AS_USER_WHY_MAX];	/* why it could not */
 	/* the caller's result struct is read in place: align it for any type */
 	_Alignas(max_align_t) unsigned char res[EXTC_AS_USER_RES_MAX];
 };

@@ -266,7 +266,7 @@ static void sweep_user(int nodefd, int trashfd, const char *uname,
 	struct extc_rm_limits limits;
 	struct extc_rm_report part;
 	char path[PATH_MAX] = "";
-	char why[256];
+	char why[EXTC_WHY_MAX];
 	struct dirent *de;
 	DIR *dir = NULL;
 	int uidfd = -1, dfd;

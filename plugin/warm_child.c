@@ -6,11 +6,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "as_user.h"
 #include "clock.h"
 #include "layout.h"
 #include "text.h"
 #include "warm_child.h"
 #include "warm_publish.h"
+
+_Static_assert(sizeof(struct extc_warm_seed_res) <= EXTC_AS_USER_RES_MAX,
+	       "the seed result must cross the helper's pipe in one write");
+_Static_assert(sizeof(struct extc_warm_publish_res) <= EXTC_AS_USER_RES_MAX,
+	       "the publish result must cross the helper's pipe in one write");
 
 static int open_dir(const char *path)
 {

@@ -13,6 +13,9 @@
 #include "warm_publish.h"
 #include "warm_seed.h"
 
+/* Both results cross the helper's pipe in one write: see EXTC_AS_USER_RES_MAX. */
+#define EXTC_WARM_CHILD_WHY_MAX 600
+
 /* What the copying child is given, and what it sends back. */
 struct extc_warm_child_arg {
 	const char *leaf;
@@ -30,14 +33,14 @@ struct extc_warm_seed_res {
 	int publish_rc;		/* 0 usable (or to be made), -1 refused */
 	uint64_t ns;
 	struct extc_copy_stats st;
-	char seed_why[600];
-	char publish_why[600];
+	char seed_why[EXTC_WARM_CHILD_WHY_MAX];
+	char publish_why[EXTC_WARM_CHILD_WHY_MAX];
 };
 
 struct extc_warm_publish_res {
 	uint64_t ns;
 	struct extc_publish_report rep;
-	char why[600];
+	char why[EXTC_WARM_CHILD_WHY_MAX];
 };
 
 /*

@@ -96,7 +96,7 @@ static void publish_entry(struct pub *p, int srcfd, const char *name, const stru
 {
 	struct extc_rm_report rm;
 	struct stat there;
-	char stage[160], why[256], shown[160];
+	char stage[160], why[EXTC_WHY_MAX], shown[160];
 	int dstfd = level_fd(dst);
 
 	extc_escape(rel, 120, shown, sizeof(shown));

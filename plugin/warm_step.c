@@ -149,7 +149,7 @@ static void node_name(spank_t sp)
 
 static void admin_seed(const struct extc_config *cfg, uid_t uid)
 {
-	char pwbuf[4096], why[256];
+	char pwbuf[4096], why[EXTC_WHY_MAX];
 	struct passwd pw, *res = NULL;
 
 	if (cfg->seed[0] == '\0' || cfg->seed_max == 0)
@@ -168,7 +168,7 @@ static void admin_seed(const struct extc_config *cfg, uid_t uid)
 void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
 			    bool has_dir)
 {
-	char envbuf[EXTC_WARM_PATH_MAX + 2], why[512], buf[96];
+	char envbuf[EXTC_WARM_PATH_MAX + 2], why[EXTC_WHY_MAX], buf[96];
 	const char *v;
 	spank_err_t rc;
 
@@ -222,7 +222,7 @@ void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const str
 static void fill_arg(struct extc_warm_child_arg *a, const struct extc_config *cfg, const struct extc_ids *ids,
 		     const char *leaf, uint32_t timeout_s)
 {
-	char why[256];
+	char why[EXTC_WHY_MAX];
 	size_t i;
 
 	memset(a, 0, sizeof(*a));
@@ -267,7 +267,7 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 	static struct extc_warm_child_arg a;
 	static struct extc_warm_seed_res r;
 	struct extc_creds cr;
-	char why[512], buf[96];
+	char why[EXTC_WHY_MAX], buf[96];
 	enum extc_as_user_result ret;
 
 	if (warm.seed[0] == '\0' && warm.publish[0] == '\0')
@@ -332,7 +332,7 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	static struct extc_warm_child_arg a;
 	static struct extc_warm_publish_res r;
 	struct extc_creds cr;
-	char why[512], buf[96];
+	char why[EXTC_WHY_MAX], buf[96];
 	struct timespec now;
 	enum extc_as_user_result ret;
 
