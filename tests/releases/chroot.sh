@@ -15,7 +15,7 @@
 #   rel_apt SUITE PKG...       apt-get install inside, no recommends, no daemons
 #   rel_run SUITE CMD...       run CMD inside as root with a clean environment
 #
-# Facts this relies on (shared/design/slurm-releases.md): debootstrap of the
+# Facts this relies on, as found on Debian 12 hosts: debootstrap of the
 # host's Debian 12 knows trixie but not forky, whose script is sid's; forky's
 # Release file may expire before this machine's clock; unshare -m inside a
 # chroot needs the chroot to be a mount point of its own.

@@ -11,7 +11,6 @@
 #   lab_node nX CMD...           run CMD as root inside node nX's mount namespace
 #   ... see the function headers below for the rest.
 #
-# Facts this relies on: /work/shared/design/slurm-on-debian.md (shared design doc).
 # Each node's slurmd runs in its own mount namespace in which $LAB/nodes/nX/tmp
 # and $LAB/nodes/nX/vartmp are bind-mounted over /tmp and /var/tmp, so each
 # node has a private node-local /tmp and /var/tmp.  Everything the cluster needs
