@@ -197,12 +197,9 @@ static const char *passwd_home(char *buf, size_t len)
 	return (found->pw_dir);
 }
 
-/*
- * Keep FlashInfer's store of downloaded cubins where the user had it when
- * FLASHINFER_WORKSPACE_BASE moves into the step directory; otherwise every
- * step downloads them again, and an offline node fails. Reads the job's
- * environment as it was before this step's exports.
- */
+/* FlashInfer's downloaded cubins stay where the user had them when FLASHINFER_WORKSPACE_BASE
+ * moves into the step (else every step downloads them again: an offline node fails). Reads
+ * the job's environment as it was before this step's exports. */
 static void pin_flashinfer_cubins(spank_t sp, const char *prefix, const char *base)
 {
 	/* pwbuf holds what env.pw_home points to: it must outlive the call below */
