@@ -8,7 +8,9 @@
 #      that is wrong is suppressed where it stands, with the reason beside it
 #      (// cppcheck-suppress ID);
 #   3. duplicates over the whole tree: fewer than LINT_MAX_DUP_PAIRS pairs of
-#      places sharing six or more lines.
+#      places sharing six or more lines;
+#   4. sizes: every plugin/ source file under 400 lines, every function in
+#      them under 80 (from its opening to its closing brace).
 # A missing tool is a failure, never a skip (scripts/install-deps.sh test
 # installs them). Prints ok/not ok lines, ends with "N passed, M failed",
 # exits non-zero if anything failed.
@@ -113,5 +115,13 @@ if have duplicates; then
         t_fail "duplicates: $pairs pairs, not under $LINT_MAX_DUP_PAIRS" "$out"
     fi
 fi
+
+# ---- 4. sizes ----------------------------------------------------------------------------------
+long_files=$(wc -l plugin/*.c plugin/*.h | awk '$2 != "total" && $1 >= 400 {print $2 ": " $1 " lines"}')
+t_eq "plugin/: every source file under 400 lines" "" "$long_files"
+# a function body opens with "{" alone at the start of a line and closes with "}" there
+long_functions=$(awk 'FNR == 1 {start = 0} /^\{$/ {start = FNR}
+    /^\}/ && start {if (FNR - start + 1 >= 80) print FILENAME ":" start ": " FNR - start + 1 " lines"; start = 0}' plugin/*.c)
+t_eq "plugin/: every function under 80 lines" "" "$long_functions"
 
 t_summary
