@@ -46,6 +46,7 @@
 #include "advtree.h"
 #include "fs_remove.h"
 #include "fuseuser.h"
+#include "testmain.h"
 
 #define LIMIT_S 5.0		/* far above what any of these takes when it does not block */
 #define SHARED_GID 4444		/* a group of the job's user and the other user */
@@ -762,6 +763,20 @@ static int user_teardown(void **state)
 
 #define USER_TEST(f) cmocka_unit_test_setup_teardown(f, adv_setup, user_teardown)
 
+/* the accounts and fuse.conf every case needs, made once before the cases */
+static int prepare_accounts_and_fuse(void)
+{
+	if (make_accounts() < 0)
+		return (-1);
+	if (fuseuser_allow_other() < 0) {
+		fprintf(stderr, "test_adv_user: cannot add user_allow_other to /etc/fuse.conf: %s\n",
+			strerror(errno));
+		return (-1);
+	}
+	signal(SIGTERM, (void (*)(int))exit);
+	return (0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -774,17 +789,6 @@ int main(void)
 		USER_TEST(test_stuck_helper_holds_no_descriptor),
 	};
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_adv_user: must run as root (FUSE as another user, other uids)\n");
-		return (77);	/* automake's skip; run-all.sh (root) fails on any skip */
-	}
-	if (make_accounts() < 0)
-		return (1);
-	if (fuseuser_allow_other() < 0) {
-		fprintf(stderr, "test_adv_user: cannot add user_allow_other to /etc/fuse.conf: %s\n",
-			strerror(errno));
-		return (1);
-	}
-	signal(SIGTERM, (void (*)(int))exit);
-	return (cmocka_run_group_tests_name("adv_user", tests, NULL, NULL));
+	return (TESTMAIN_ROOT_ONLY("adv_user", "FUSE as another user, other uids", tests,
+				   prepare_accounts_and_fuse));
 }
