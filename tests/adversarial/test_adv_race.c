@@ -31,6 +31,7 @@
 #include "advtree.h"
 #include "clock.h"
 #include "fs_remove.h"
+#include "testmain.h"
 
 #define NPAIRS 8
 
@@ -900,9 +901,5 @@ int main(void)
 		RACE_TEST(test_race_concurrent_steps_jobs_and_epilogs),
 	};
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_adv_race: must run as root (a second uid, foreign owners)\n");
-		return (77);	/* automake's skip; run-all.sh (root) fails on any skip */
-	}
-	return (cmocka_run_group_tests_name("adv_race", tests, NULL, NULL));
+	return (TESTMAIN_ROOT_ONLY("adv_race", "a second uid, foreign owners", tests, NULL));
 }

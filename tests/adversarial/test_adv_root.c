@@ -38,6 +38,7 @@
 #include "fs_remove.h"
 #include "fusesrv.h"
 #include "layout.h"
+#include "testmain.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
@@ -1164,6 +1165,14 @@ static int root_teardown(void **state)
 	return (adv_teardown(state));
 }
 
+/* the sysctls a case changed are put back however the program ends */
+static int protect_until_exit(void)
+{
+	atexit(restore_protections);
+	signal(SIGTERM, (void (*)(int))exit);
+	return (0);
+}
+
 #define ROOT_TEST(f) cmocka_unit_test_setup_teardown(f, adv_setup, root_teardown)
 
 int main(void)
@@ -1195,13 +1204,8 @@ int main(void)
 	};
 	int rv;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_adv_root: must run as root (mounts, sysctls, other uids)\n");
-		return (77);	/* automake's skip; run-all.sh (root) fails on any skip */
-	}
-	atexit(restore_protections);
-	signal(SIGTERM, (void (*)(int))exit);
-	rv = cmocka_run_group_tests_name("adv_root", tests, NULL, NULL);
+	rv = TESTMAIN_ROOT_ONLY("adv_root", "mounts, sysctls, other uids", tests,
+				protect_until_exit);
 	restore_protections();
 	return (rv);
 }

@@ -33,6 +33,7 @@
 #include "advtree.h"
 #include "clock.h"
 #include "fs_remove.h"
+#include "testmain.h"
 
 #ifndef FS_IOC_GETFLAGS
 #define FS_IOC_GETFLAGS _IOR('f', 1, long)
@@ -654,9 +655,5 @@ int main(void)
 		SCALE_TEST(test_killed_mid_removal_then_rerun),
 	};
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_adv_scale: must run as root (chattr, device nodes, foreign owners)\n");
-		return (77);	/* automake's skip; run-all.sh (root) fails on any skip */
-	}
-	return (cmocka_run_group_tests_name("adv_scale", tests, NULL, NULL));
+	return (TESTMAIN_ROOT_ONLY("adv_scale", "chattr, device nodes, foreign owners", tests, NULL));
 }

@@ -33,6 +33,7 @@
 #include <pwd.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@
 #include "advtree.h"
 #include "fs_remove.h"
 #include "fuseuser.h"
+#include "testmain.h"
 
 #define LIMIT_S 5.0		/* far above what any of these takes when it does not block */
 #define SHARED_GID 4444		/* a group of the job's user and the other user */
@@ -268,10 +270,25 @@ static void test_fuse_on_the_job_leaf_next_step(void **state)
 	adv_assert_no_fd_leak(fx);
 }
 
-/* Every task's task_init_privileged and init_post_opt ask for the leaf's identity. */
-static void test_fuse_on_the_leaf_identity_check(void **state)
+/* a local leaf of job `jobid` with the user's FUSE mount on it, then `op` run bounded */
+static void run_on_a_mounted_local_leaf(struct fsfx *fx, struct op *o, uint32_t jobid,
+					struct fuseuser *fu, char *leaf, int (*op)(void *),
+					struct bounded *b, const char *what)
 {
-	struct fsfx *fx = *state;
+	make_leaf(fx, o->t, EXTC_MODE_LOCAL, jobid);
+	leaf_path(o->t, "0", leaf);
+	user_mount(fu, leaf);
+	run_bounded(fu, op, o, b);
+	expect_not_blocked(b, what);
+}
+
+/*
+ * A user's FUSE daemon that never answers is mounted on a local step's leaf;
+ * `op` must come back bounded with 10, and a removal must leave the mount point.
+ */
+static void fuse_on_the_local_leaf(struct fsfx *fx, int (*op)(void *), const char *what,
+				   bool leaves_the_mount)
+{
 	struct op o = { .mode = EXTC_MODE_LOCAL };
 	char leaf[PATH_MAX];
 	struct fuseuser fu;
@@ -279,38 +296,25 @@ static void test_fuse_on_the_leaf_identity_check(void **state)
 	struct bounded b;
 
 	advtree_config(fx, &t, "base");
-	make_leaf(fx, &t, EXTC_MODE_LOCAL, ADV_JOBID);
-	leaf_path(&t, "0", leaf);
-	user_mount(&fu, leaf);
 	o.t = &t;
-	run_bounded(&fu, op_ident, &o, &b);
-	expect_not_blocked(&b, "the leaf identity check");
-	assert_int_equal(b.status, 10);
+	run_on_a_mounted_local_leaf(fx, &o, ADV_JOBID, &fu, leaf, op, &b, what);
+	assert_int_equal(b.status, 10);	/* refused, or the mount point left and counted */
+	if (leaves_the_mount)
+		assert_int_equal(fuseuser_is_mounted(leaf), 1);
 	fuseuser_stop(&fu);
 	adv_assert_no_fd_leak(fx);
+}
+
+/* Every task's task_init_privileged and init_post_opt ask for the leaf's identity. */
+static void test_fuse_on_the_leaf_identity_check(void **state)
+{
+	fuse_on_the_local_leaf(*state, op_ident, "the leaf identity check", false);
 }
 
 /* slurm_spank_exit of a local step: the top of extc_rm_tree_at is the mounted leaf. */
 static void test_fuse_on_the_leaf_step_removal(void **state)
 {
-	struct fsfx *fx = *state;
-	struct op o = { .mode = EXTC_MODE_LOCAL };
-	char leaf[PATH_MAX];
-	struct fuseuser fu;
-	struct adv_tree t;
-	struct bounded b;
-
-	advtree_config(fx, &t, "base");
-	make_leaf(fx, &t, EXTC_MODE_LOCAL, ADV_JOBID);
-	leaf_path(&t, "0", leaf);
-	user_mount(&fu, leaf);
-	o.t = &t;
-	run_bounded(&fu, op_remove_leaf, &o, &b);
-	expect_not_blocked(&b, "the step's removal");
-	assert_int_equal(b.status, 10);	/* the mount point is left and counted */
-	assert_int_equal(fuseuser_is_mounted(leaf), 1);
-	fuseuser_stop(&fu);
-	adv_assert_no_fd_leak(fx);
+	fuse_on_the_local_leaf(*state, op_remove_leaf, "the step's removal", true);
 }
 
 /*
@@ -330,27 +334,18 @@ static void test_fuse_in_the_epilog_and_the_trash(void **state)
 
 	advtree_config(fx, &t, "base");
 	o.t = &t;
-	make_leaf(fx, &t, EXTC_MODE_LOCAL, ADV_JOBID);
-	leaf_path(&t, "0", leaf);
-	user_mount(&fu[0], leaf);
-	run_bounded(&fu[0], op_retire, &o, &b);
-	expect_not_blocked(&b, "the job's epilog (retire)");
+	run_on_a_mounted_local_leaf(fx, &o, ADV_JOBID, &fu[0], leaf, op_retire, &b,
+				    "the job's epilog (retire)");
 	assert_int_equal(b.status, 0);
 
 	/* a leftover of another job of the user, with the same mount, for the sweep */
-	make_leaf(fx, &t, EXTC_MODE_LOCAL, ADV_JOBID + 1);
-	leaf_path(&t, "0", leaf);
-	user_mount(&fu[1], leaf);
-	run_bounded(&fu[1], op_sweep, &o, &b);
-	expect_not_blocked(&b, "another job's epilog (sweep)");
+	run_on_a_mounted_local_leaf(fx, &o, ADV_JOBID + 1, &fu[1], leaf, op_sweep, &b,
+				    "another job's epilog (sweep)");
 	assert_int_equal(b.status, 0);
 
 	/* the in-place removal an epilog falls back to */
-	make_leaf(fx, &t, EXTC_MODE_LOCAL, ADV_JOBID + 2);
-	leaf_path(&t, "0", leaf);
-	user_mount(&fu[2], leaf);
-	run_bounded(&fu[2], op_remove_job, &o, &b);
-	expect_not_blocked(&b, "the epilog's in-place removal");
+	run_on_a_mounted_local_leaf(fx, &o, ADV_JOBID + 2, &fu[2], leaf, op_remove_job, &b,
+				    "the epilog's in-place removal");
 	assert_int_equal(b.status, 10);
 	fuseuser_stop(&fu[2]);
 
@@ -762,6 +757,20 @@ static int user_teardown(void **state)
 
 #define USER_TEST(f) cmocka_unit_test_setup_teardown(f, adv_setup, user_teardown)
 
+/* the accounts and fuse.conf every case needs, made once before the cases */
+static int prepare_accounts_and_fuse(void)
+{
+	if (make_accounts() < 0)
+		return (-1);
+	if (fuseuser_allow_other() < 0) {
+		fprintf(stderr, "test_adv_user: cannot add user_allow_other to /etc/fuse.conf: %s\n",
+			strerror(errno));
+		return (-1);
+	}
+	signal(SIGTERM, (void (*)(int))exit);
+	return (0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -774,17 +783,6 @@ int main(void)
 		USER_TEST(test_stuck_helper_holds_no_descriptor),
 	};
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_adv_user: must run as root (FUSE as another user, other uids)\n");
-		return (77);	/* automake's skip; run-all.sh (root) fails on any skip */
-	}
-	if (make_accounts() < 0)
-		return (1);
-	if (fuseuser_allow_other() < 0) {
-		fprintf(stderr, "test_adv_user: cannot add user_allow_other to /etc/fuse.conf: %s\n",
-			strerror(errno));
-		return (1);
-	}
-	signal(SIGTERM, (void (*)(int))exit);
-	return (cmocka_run_group_tests_name("adv_user", tests, NULL, NULL));
+	return (TESTMAIN_ROOT_ONLY("adv_user", "FUSE as another user, other uids", tests,
+				   prepare_accounts_and_fuse));
 }

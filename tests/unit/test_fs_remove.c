@@ -28,6 +28,7 @@
 #include "fs_remove.h"
 #include "fsfixture.h"
 #include "strassert.h"
+#include "testmain.h"
 
 #define USER_UID 4242
 #define USER_GID 4243
@@ -909,9 +910,5 @@ int main(void)
 		FS_TEST(test_fixture_removal_deep_and_mounted),
 	};
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_fs_remove: must run as root (bind mounts, device nodes, chattr)\n");
-		return (77);	/* automake's skip; run-all.sh (root) fails on any skip */
-	}
-	return (cmocka_run_group_tests_name("fs_remove", tests, NULL, NULL));
+	return (TESTMAIN_ROOT_ONLY("fs_remove", "bind mounts, device nodes, chattr", tests, NULL));
 }

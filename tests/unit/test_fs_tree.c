@@ -29,6 +29,7 @@
 #include "fsfixture.h"
 #include "layout.h"
 #include "strassert.h"
+#include "testmain.h"
 
 #define USER_UID 4242
 #define USER_GID 4242
@@ -1554,9 +1555,5 @@ int main(void)
 		FS_TEST(test_create_races_epilogs_of_other_jobs),
 	};
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_fs_tree: must run as root (foreign owners, tmpfs mounts)\n");
-		return (77);	/* automake's skip; run-all.sh (root) fails on any skip */
-	}
-	return (cmocka_run_group_tests_name("fs_tree", tests, NULL, NULL));
+	return (TESTMAIN_ROOT_ONLY("fs_tree", "foreign owners, tmpfs mounts", tests, NULL));
 }
