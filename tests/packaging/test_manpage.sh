@@ -118,8 +118,10 @@ fi
 argcheck() { "$PKG_WORK/argcheck" "$@"; }
 
 # ---- the arguments: the code's list, the manual's list ---------------------------
-code_keys=$(grep -oE 'strncmp\(arg, "[a-z_]+"' "$top/plugin/config.c" | grep -oE '"[a-z_]+"' | tr -d '"' | sort -u)
-help_keys=$(sed -n 's/^#define KEYS_HELP "valid arguments are \(.*\)"$/\1/p' "$top/plugin/config.c" |
+# the parser's table of keys: one { "key", parser } row each
+code_keys=$(sed -n '/config_keys\[\] = {/,/^};/p' "$top/plugin/config.c" | grep -oE '^[[:space:]]*\{ "[a-z_]+",' |
+    grep -oE '"[a-z_]+"' | tr -d '"' | sort -u)
+help_keys=$(argcheck parse bogus=1 2>&1 | sed -n 's/.*valid arguments are \([a-z_=, ]*\).*/\1/p' |
     tr ',' '\n' | tr -d ' =' | grep . | sort -u)
 t_check "plugin/config.c: parsed keys found" test -n "$code_keys"
 t_eq "plugin/config.c: the keys it parses are the keys its error message lists" "$code_keys" "$help_keys"
@@ -168,19 +170,21 @@ for v in true 1 false 0; do
 done
 
 # reserved variable names: the code's lists, the manual's list
-code_reserved=$(sed -n '/reserved_vars\[\] = {/,/};/p; /reserved_prefixes\[\] = {/,/};/p' "$top/plugin/config.c" |
+code_reserved=$(sed -n '/reserved_vars\[\] = {/,/};/p; /reserved_prefixes\[\] = {/,/};/p' "$top/plugin/config_vars.c" |
     grep -oE '"[A-Za-z_]+"' | tr -d '"' | sort -u)
 man_reserved=$(entry ARGUMENTS vars= | grep -o 'Refused names.*' | grep -oE '\b[A-Z_]{2,}\b' | sort -u)
 t_eq "vars=: the manual lists exactly the names and prefixes the code refuses" "$code_reserved" "$man_reserved"
 bad=
-for name in $(sed -n '/reserved_vars\[\] = {/,/};/p' "$top/plugin/config.c" | grep -oE '"[A-Za-z_]+"' | tr -d '"'); do
+for name in $(sed -n '/reserved_vars\[\] = {/,/};/p' "$top/plugin/config_vars.c" | grep -oE '"[A-Za-z_]+"' | tr -d '"'); do
     argcheck parse "vars=$name" >/dev/null && bad="$bad $name"
 done
 t_eq "vars=: each refused name is refused by the parser" "" "$bad"
 
 # ---- built-in variables -------------------------------------------------------
 builtins=$(argcheck builtins)
-man_table=$(section ENVIRONMENT | awk '/^ +variable +subdirectory$/ {on = 1; next} on && NF == 2 {print $1, $2; next} on {exit}')
+# (a page break of the rendered manual may put a blank line inside the table)
+man_table=$(section ENVIRONMENT | awk '/^ +variable +subdirectory$/ {on = 1; next} on && NF == 2 {print $1, $2; next}
+    on && NF == 0 {next} on {exit}')
 t_eq "the manual's built-in variable table is the code's list, in order" "$builtins" "$man_table"
 # the README's sentence "Built-in variables: `A`, `B`, ... `Z`." (up to its full stop)
 readme_builtins=$(sed -n '/^Built-in variables/,/^$/p' "$top/README.md" | tr '\n' ' ' | sed 's/`\. .*//' |
