@@ -127,6 +127,13 @@ out:
 			   "command-line values count as other values");
 }
 
+void extc_option_set_arg_range(const char *start, const char *end)
+{
+	arg_range.read = true;
+	arg_range.start = (uintptr_t)start;
+	arg_range.end = (uintptr_t)end;
+}
+
 static bool is_command_line(const char *optarg)
 {
 	uintptr_t at = (uintptr_t)optarg;

@@ -19,4 +19,12 @@ const char *extc_option_value(void);
 const char *extc_option_seed(void);
 const char *extc_option_publish(void);
 
+/*
+ * Where this process's command-line strings lie, instead of reading
+ * /proc/self/stat: for the unit tests, whose own command line is not the
+ * one they play, and which may run under valgrind (its /proc/self/stat
+ * describes valgrind's command line).
+ */
+void extc_option_set_arg_range(const char *start, const char *end);
+
 #endif /* EXTC_OPTION_H_ */

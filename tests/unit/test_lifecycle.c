@@ -22,6 +22,7 @@
 #include "fake_spank.h"
 #include "fsfixture.h"
 #include "option.h"
+#include "testmain.h"
 
 /*
  * A uid and gid with no account: test_adv_user creates uid 4242 and 4343
@@ -595,8 +596,17 @@ static void test_command_line_overrides_inherited_option(void **state)
 	unsetenv(INHERITED_SEED);
 }
 
-/* This process's own argument strings, as getopt_long hands them out: see main. */
-static const char *argv_job, *argv_local;
+/* The command line the test plays: the option code is told these are its strings (see main). */
+static const char played_command_line[] = "job\0local";
+static const char *const argv_job = played_command_line;
+static const char *const argv_local = played_command_line + 4;
+
+/* Run once before the cases (see main). */
+static int play_command_line(void)
+{
+	extc_option_set_arg_range(played_command_line, played_command_line + sizeof(played_command_line));
+	return (0);
+}
 
 /*
  * sbatch: #SBATCH lines (copies) first, then the inherited value, then the
@@ -881,55 +891,31 @@ static void test_task_in_a_private_namespace_gets_its_own_copy(void **state)
 	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
 }
 
-/*
- * The option callback tells command-line values by their address inside
- * this process's argument strings, so the test needs "job" and "local" in
- * its own argv: run without them (as make check does), it runs itself
- * again with them.
- */
-static void take_own_arguments(int argc, char **argv)
-{
-	char *again[] = { argv[0], "job", "local", NULL };
+#define CASE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-	if (argc == 3 && strcmp(argv[1], "job") == 0 && strcmp(argv[2], "local") == 0) {
-		argv_job = argv[1];
-		argv_local = argv[2];
-		return;
-	}
-	execv("/proc/self/exe", again);
-	fprintf(stderr, "test_lifecycle: cannot run itself again with arguments: %s\n",
-		strerror(errno));
-	exit(1);
-}
-
-int main(int argc, char **argv)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_local_step_full_lifecycle, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_job_mode_shared_by_steps_until_epilog, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_environment_form_and_default, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_user_values_kept_or_replaced, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_flashinfer_cubin_store_stays_put, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_remote_option_fails_tasks_not_hooks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_squatted_base_fails_or_warns, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_on_error_overrides, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_special_steps, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_client_refuses_bad_input, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_repeated_option, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_command_line_overrides_inherited_option, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_command_line_overrides_script_lines, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_epilog_removes_its_job_and_leaves_others, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_epilog_sweeps_leftovers_of_ended_jobs_only, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_task_in_a_private_namespace_gets_its_own_copy, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_seed_and_publish_lifecycle, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_seed_without_directory_is_ignored_with_a_message, setup, teardown),
+		CASE(test_local_step_full_lifecycle),
+		CASE(test_job_mode_shared_by_steps_until_epilog),
+		CASE(test_environment_form_and_default),
+		CASE(test_user_values_kept_or_replaced),
+		CASE(test_flashinfer_cubin_store_stays_put),
+		CASE(test_bad_remote_option_fails_tasks_not_hooks),
+		CASE(test_squatted_base_fails_or_warns),
+		CASE(test_on_error_overrides),
+		CASE(test_special_steps),
+		CASE(test_client_refuses_bad_input),
+		CASE(test_repeated_option),
+		CASE(test_command_line_overrides_inherited_option),
+		CASE(test_command_line_overrides_script_lines),
+		CASE(test_epilog_removes_its_job_and_leaves_others),
+		CASE(test_epilog_sweeps_leftovers_of_ended_jobs_only),
+		CASE(test_task_in_a_private_namespace_gets_its_own_copy),
+		CASE(test_seed_and_publish_lifecycle),
+		CASE(test_seed_without_directory_is_ignored_with_a_message),
 	};
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_lifecycle: must run as root (it hands directories to uid %d)\n",
-			JOB_UID);
-		return (77);	/* automake's skip; run-all.sh (root) fails on any skip */
-	}
-	take_own_arguments(argc, argv);
-	return (cmocka_run_group_tests(tests, NULL, NULL));
+	return (TESTMAIN_ROOT_ONLY("lifecycle", "it hands directories to another uid", tests,
+				   play_command_line));
 }
