@@ -379,25 +379,26 @@ static int open_dir_at(int dirfd, const char *name)
 	return (openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
+/* A new directory 'name' (0755) below 'dirfd', opened; -1 if either step fails. */
+static int make_dir_at(int dirfd, const char *name)
+{
+	if (mkdirat(dirfd, name, 0755) < 0)
+		return (-1);
+	return (open_dir_at(dirfd, name));
+}
+
 int fsfx_chain_at(int dirfd, const char *name, const char *level, unsigned long depth,
 		    const char *leaf_file)
 {
 	unsigned long i;
 	int fd;
 
-	if (mkdirat(dirfd, name, 0755) < 0)
-		return (-1);
-	fd = open_dir_at(dirfd, name);
+	fd = make_dir_at(dirfd, name);
 	if (fd < 0)
 		return (-1);
 	for (i = 0; i < depth; i++) {
-		int nfd;
+		int nfd = make_dir_at(fd, level);
 
-		if (mkdirat(fd, level, 0755) < 0) {
-			close(fd);
-			return (-1);
-		}
-		nfd = open_dir_at(fd, level);
 		close(fd);
 		if (nfd < 0)
 			return (-1);
@@ -415,9 +416,7 @@ int fsfx_wide_at(int dirfd, const char *name, unsigned long count)
 	unsigned long i;
 	int fd;
 
-	if (mkdirat(dirfd, name, 0755) < 0)
-		return (-1);
-	fd = open_dir_at(dirfd, name);
+	fd = make_dir_at(dirfd, name);
 	if (fd < 0)
 		return (-1);
 	for (i = 0; i < count; i++) {
