@@ -99,15 +99,7 @@ compile_in_release() {
         rel_make "$suite" && rel_mount "$suite" &&
             rel_apt "$suite" "${REL_BUILD_PKGS[@]}" "${REL_RUN_PKGS[@]}"
     } >"$DATA/compile-chroot.log" 2>&1 || { tail -20 "$DATA/compile-chroot.log"; rel_umount "$suite"; return 1; }
-    # the tree as git has it, as tests/releases/run-release.sh copies it
-    rm -rf "$root/build/src"
-    mkdir -p "$root/build/src" || { rel_umount "$suite"; return 1; }
-    (
-        cd "$top" || exit 1
-        git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
-            if [ -e "$f" ]; then printf '%s\0' "$f"; fi
-        done | tar --null -T - -cf -
-    ) | tar -C "$root/build/src" -xf - || { rel_umount "$suite"; return 1; }
+    rel_copy_tree "$suite" "$top" /build/src || { rel_umount "$suite"; return 1; }
     rel_run "$suite" bash -c 'cd /build/src && autoreconf -fi && ./configure && make -j2 ext_cache.la' \
         </dev/null >>"$DATA/compile-chroot.log" 2>&1 || { tail -20 "$DATA/compile-chroot.log"; rel_umount "$suite"; return 1; }
     REL_PASS_ENV="EXTC_LAB EXTC_LAB_CTLD_PORT EXTC_LAB_SLURMD_PORT COMPILE_RUNS" \

@@ -14,6 +14,9 @@
 #                              mount a suite left inside)
 #   rel_apt SUITE PKG...       apt-get install inside, no recommends, no daemons
 #   rel_run SUITE CMD...       run CMD inside as root with a clean environment
+#   rel_copy_tree SUITE SRC DEST  the source tree SRC into the chroot at DEST, as
+#                              git has it (tracked and untracked-not-ignored files;
+#                              outside a checkout, everything but tests/logs)
 #
 # Facts this relies on, as found on Debian 12 hosts: debootstrap of the
 # host's Debian 12 knows trixie but not forky, whose script is sid's; forky's
@@ -175,4 +178,21 @@ _rel_apt_in() {
             touch /var/lib/apt/.extc-updated
         fi
         apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing' extc-apt "$@"
+}
+
+rel_copy_tree() {
+    local dest f
+    dest=$(rel_root "$1")$3
+    rm -rf --one-file-system -- "$dest" && mkdir -p -- "$dest" || return 1
+    (
+        cd "$2" || exit 1
+        if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+            git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+                [ -e "$f" ] || [ -L "$f" ] || continue
+                printf '%s\0' "$f"
+            done | tar --null -T - -cf -
+        else
+            tar --exclude=./tests/logs -cf - .
+        fi
+    ) | tar -C "$dest" -xf -
 }

@@ -66,22 +66,8 @@ slurm=$(awk '$2 == "SLURM_VERSION_NUMBER" {print $3}' "$root/usr/include/slurm/s
 slurm=$(printf '%d.%02d.%d' $((slurm >> 16 & 255)) $((slurm >> 8 & 255)) $((slurm & 255)))
 t_note "$suite: Slurm $slurm headers, $(rel_run "$suite" gcc --version | head -n1)"
 
-# copy_source DEST: the tree as git has it (tracked and untracked-not-ignored files)
-copy_source() {
-    local dest=$root$1 f
-    rm -rf --one-file-system -- "$dest" && mkdir -p -- "$dest" || return 1
-    (
-        cd "$REL_SRC" || exit 1
-        if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-            git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
-                [ -e "$f" ] || [ -L "$f" ] || continue
-                printf '%s\0' "$f"
-            done | tar --null -T - -cf -
-        else
-            tar --exclude=./tests/logs -cf - .
-        fi
-    ) | tar -C "$dest" -xf -
-}
+# copy_source DEST: this source tree into the chroot at DEST
+copy_source() { rel_copy_tree "$suite" "$REL_SRC" "$1"; }
 
 # ---- 1. headers only: README's recipe, verbatim --------------------------------------------
 recipe_phase() {
