@@ -24,7 +24,7 @@ if [ ! -f .libs/ext_cache.so ]; then
         { tail -30 /tmp/ext-cache-demo-build.log; exit 1; }
 fi
 
-. tests/integration/lib/assert.sh
+. tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
 trap 'lab_stop >/dev/null 2>&1' EXIT
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Static checks of the source tree, no build and no root needed:
-#   1. shellcheck on every shell script (named *.sh or starting with a sh/bash
+#   1. shellcheck on every shell script (named *.sh, *.bats or *.bash, or starting with a sh/bash
 #      shebang: test suites, scripts/, bench/, examples/, debian/ maintainer scripts);
 #   2. cppcheck on plugin/, once per Slurm API the sources tell apart
 #      (SLURM_VERSION_NUMBER below and from 26.05), zero findings; a finding
@@ -16,7 +16,7 @@
 # exits non-zero if anything failed.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-. tests/integration/lib/assert.sh
+. tests/lib/tap.sh
 
 # The ceiling the tree is held under; lower it as repeats are taken out.
 LINT_MAX_DUP_PAIRS=${LINT_MAX_DUP_PAIRS:-39}
@@ -47,7 +47,7 @@ shell_scripts() {
     tree_files | sort | while IFS= read -r f; do
         [ -f "$f" ] || continue
         case $f in
-            *.sh) echo "$f" ;;
+            *.sh | *.bats | *.bash) echo "$f" ;;
             *) head -n 1 "$f" 2>/dev/null | grep -qE '^#! *(/usr)?/bin/(env +)?(ba|da|k)?sh( |$)' && echo "$f" ;;
         esac
     done

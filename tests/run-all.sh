@@ -33,6 +33,11 @@ count_from() {
             p=$(grep -h '^\[  PASSED  \] [0-9]* test' "$log" | awk '{s += $4} END {print s + 0}')
             f=$(grep -h '^\[  FAILED  \] [0-9]* test' "$log" | awk '{s += $4} END {print s + 0}')
             ;;
+        tap)
+            # bats --tap: one "ok N name" or "not ok N name" per @test
+            p=$(grep -cE '^ok [0-9]+ ' "$log")
+            f=$(grep -cE '^not ok [0-9]+ ' "$log")
+            ;;
         plain)
             p=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | awk '{print $1}')
             f=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | awk '{print $3}')
@@ -80,29 +85,34 @@ if [ "$rc" -ne 0 ]; then
     [ "$(grep -c '^FAIL\|^ERROR' "$logdir/unit.log")" -gt 0 ] && failed=$((failed + 1))
 fi
 
-# every other suite prints ok/not ok lines and closes with "N passed, M failed";
+# every other suite prints ok/not ok lines: the integration suites are bats
+# files (TAP), the others close with "N passed, M failed";
 # the other Slurm releases (24.11 in Debian 13, 26.05 in Debian forky) run
 # their suites in chroots of their own (tests/releases/run-release.sh)
-for suite in tests/lint.sh tests/integration/test_*.sh tests/packaging/test_*.sh \
+for suite in tests/lint.sh tests/integration/test_*.bats tests/integration/test_*.sh tests/packaging/test_*.sh \
     tests/releases/run-release.sh:trixie tests/releases/run-release.sh:forky tests/run-hardening.sh; do
     args=()
     case $suite in *:*) args=("${suite#*:}") suite=${suite%:*} ;; esac
     [ -f "$suite" ] || continue
-    name=$(basename "$(dirname "$suite")")-$(basename "$suite" .sh)${args[0]:+-${args[0]}}
+    name=$(basename "$(dirname "$suite")")-$(basename "${suite%.bats}" .sh)${args[0]:+-${args[0]}}
+    run=(bash "$suite")
+    kind=plain
+    case $suite in *.bats) run=(bats --tap "$suite") kind=tap ;; esac
     step "$name"
     t0=$SECONDS
     # make check ran above and runs again inside test_distcheck's build:
     # the packages are built without a third and fourth run
     envs=()
     case $name in packaging-test_deb | packaging-test_rpm) envs=(EXTC_PKG_NOCHECK=1) ;; esac
-    env "${envs[@]}" bash "$suite" "${args[@]}" >"$logdir/$name.log" 2>&1
+    env "${envs[@]}" "${run[@]}" "${args[@]}" >"$logdir/$name.log" 2>&1
     rc=$?
     echo "# $name took $((SECONDS - t0)) s"
     grep -E '^(not ok|[0-9]+ passed)' "$logdir/$name.log"
-    count_from "$logdir/$name.log" plain
+    count_from "$logdir/$name.log" "$kind"
     if [ "$rc" -ne 0 ]; then
         failed_suites="$failed_suites $name"
-        grep -q -E '^[0-9]+ passed, [0-9]+ failed' "$logdir/$name.log" || failed=$((failed + 1))
+        # a suite that failed without saying which test failed counts once
+        grep -q -E '^([0-9]+ passed, [0-9]+ failed|not ok )' "$logdir/$name.log" || failed=$((failed + 1))
     fi
 done
 

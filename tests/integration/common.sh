@@ -7,8 +7,8 @@
 
 ITEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ITEST_TOP=$(cd "$ITEST_DIR/../.." && pwd)
-# shellcheck source=lib/assert.sh
-. "$ITEST_DIR/lib/assert.sh"
+# shellcheck source=../lib/tap.sh
+. "$ITEST_DIR/../lib/tap.sh"
 # shellcheck source=lib/cluster.sh
 . "$ITEST_DIR/lib/cluster.sh"
 

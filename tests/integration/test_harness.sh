@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Smoke test of the integration-test harness (lib/cluster.sh, lib/assert.sh):
+# Smoke test of the integration-test harness (lib/cluster.sh, ../lib/tap.sh):
 # starts a real 3-node Slurm cluster on this machine with an empty plugstack
 # and checks that it behaves like one: srun/sbatch/salloc as the unprivileged
 # user, one private /tmp and /var/tmp per node, restart cycles, and a teardown
@@ -11,8 +11,8 @@
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=lib/assert.sh
-. "$HERE/lib/assert.sh"
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
 # shellcheck source=lib/cluster.sh
 . "$HERE/lib/cluster.sh"
 

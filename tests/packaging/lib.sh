@@ -12,14 +12,14 @@
 #   pkg_slurm_number        its SLURM_VERSION_NUMBER (0x160508)
 #   pkg_end                 print "N passed, M failed" and exit with its status
 #
-# Output: "ok - ..." / "not ok - ..." lines (lib/assert.sh of the integration
+# Output: "ok - ..." / "not ok - ..." lines (tests/lib/tap.sh
 # tests) and "# ..." notes; the last line is "N passed, M failed". Nothing is
 # ever skipped: a missing tool is installed, or the test fails.
 
 PKG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PKG_TOP=$(cd "$PKG_DIR/../.." && pwd)
-# shellcheck source=../integration/lib/assert.sh
-. "$PKG_DIR/../integration/lib/assert.sh"
+# shellcheck source=../lib/tap.sh
+. "$PKG_DIR/../lib/tap.sh"
 
 PKG_WORK=
 PKG_LOGS=

@@ -51,7 +51,7 @@ if [ -f "$tarball" ]; then
         spank-ext-cache.spec debian/control debian/rules debian/changelog debian/copyright \
         debian/source/format debian/spank-ext-cache.postrm plugin/ext_cache.lds plugin/dispatch.c \
         scripts/demo.sh scripts/install-deps.sh tests/run-all.sh tests/integration/common.sh \
-        tests/integration/lib/cluster.sh tests/integration/lib/assert.sh tests/packaging/lib.sh \
+        tests/integration/lib/cluster.sh tests/lib/tap.sh tests/packaging/lib.sh \
         tests/packaging/test_manpage.sh tests/packaging/test_deb.sh tests/packaging/test_rpm.sh \
         tests/packaging/test_distcheck.sh; do
         grep -qx "$f" <<<"$list" || missing="$missing $f"

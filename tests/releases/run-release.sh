@@ -13,7 +13,7 @@
 #
 #   tests/releases/run-release.sh trixie|forky [SUITE...]
 #
-# SUITEs are names of tests/integration/test_*.sh or tests/packaging/test_*.sh
+# SUITEs are names of tests/integration/test_*.bats or tests/packaging/test_*.sh
 # (default: REL_SUITES below). Must run as root. Prints ok/not ok lines and
 # ends with "N passed, M failed" counting every test of every suite run.
 # Logs: $EXTC_TEST_LOGS/release-SUITE/ (default tests/logs).
@@ -22,8 +22,8 @@ REL_DIR=$(cd "$(dirname "$0")" && pwd)
 REL_SRC=$(cd "$REL_DIR/../.." && pwd)
 # shellcheck source=chroot.sh
 . "$REL_DIR/chroot.sh"
-# shellcheck source=../integration/lib/assert.sh
-. "$REL_DIR/../integration/lib/assert.sh"
+# shellcheck source=../lib/tap.sh
+. "$REL_DIR/../lib/tap.sh"
 
 # Which suites run on every release, and why the others do not: see README
 # ("Compatibility") for the table.
@@ -134,12 +134,23 @@ REL_PASS_ENV="EXTC_LAB EXTC_LAB_CTLD_PORT EXTC_LAB_SLURMD_PORT CI EXTC_PKG_NOCHE
 for s in $REL_SUITES; do
     t1=$EPOCHREALTIME
     name=${s//\//-}
-    rel_run "$suite" env EXTC_TEST_LOGS=/build/logs bash "/build/src/tests/$s.sh" </dev/null >"$logs/$name.log" 2>&1
-    rc=$?
-    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/$name.log" | tail -n1)
-    p=$(awk '{print $1}' <<<"$summary")
-    f=$(awk '{print $3}' <<<"$summary")
-    grep -E '^not ok' "$logs/$name.log" | sed "s/^not ok - /not ok - $suite $name: /"
+    if [ -f "$REL_SRC/tests/$s.bats" ]; then
+        # a bats file: its TAP lines, one per @test, are the counts
+        rel_run "$suite" env EXTC_TEST_LOGS=/build/logs bats --tap "/build/src/tests/$s.bats" </dev/null >"$logs/$name.log" 2>&1
+        rc=$?
+        p=$(grep -cE '^ok [0-9]+ ' "$logs/$name.log")
+        f=$(grep -cE '^not ok [0-9]+ ' "$logs/$name.log")
+        summary=
+        grep -qE '^1\.\.[0-9]+' "$logs/$name.log" && summary="$p passed, $f failed"
+        grep -E '^not ok' "$logs/$name.log" | sed -E "s/^not ok [0-9]+ /not ok - $suite $name: /"
+    else
+        rel_run "$suite" env EXTC_TEST_LOGS=/build/logs bash "/build/src/tests/$s.sh" </dev/null >"$logs/$name.log" 2>&1
+        rc=$?
+        summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/$name.log" | tail -n1)
+        p=$(awk '{print $1}' <<<"$summary")
+        f=$(awk '{print $3}' <<<"$summary")
+        grep -E '^not ok' "$logs/$name.log" | sed "s/^not ok - /not ok - $suite $name: /"
+    fi
     # the suite's own tests count, one by one, in the totals
     T_PASSED=$((T_PASSED + ${p:-0}))
     T_FAILED=$((T_FAILED + ${f:-0}))
