@@ -23,6 +23,10 @@ static void set_defaults(struct extc_config *cfg)
 	cfg->seed_max = EXTC_DEFAULT_SEED_MAX;
 	cfg->seed_timeout = EXTC_DEFAULT_SEED_TIMEOUT;
 	cfg->publish_timeout = EXTC_DEFAULT_PUBLISH_TIMEOUT;
+	cfg->pool = false;
+	cfg->pool_max = EXTC_DEFAULT_POOL_MAX;
+	cfg->pool_total_max = EXTC_DEFAULT_POOL_TOTAL_MAX;
+	cfg->pool_ttl = EXTC_DEFAULT_POOL_TTL;
 }
 
 const struct extc_var *extc_config_find_var(const struct extc_config *cfg, const char *name)
@@ -222,6 +226,49 @@ static int parse_publish_timeout(struct extc_config *cfg, const char *value, cha
 	return (parse_seconds(value, &cfg->publish_timeout, why, whylen));
 }
 
+static int parse_pool(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	if (strcmp(value, "off") != 0 && strcmp(value, "node") != 0) {
+		extc_fmt(why, whylen, "expected off or node");
+		return (-1);
+	}
+	cfg->pool = strcmp(value, "node") == 0;
+	return (0);
+}
+
+/* A pool limit of 0 would evict every build as soon as it is published: pool=off says that. */
+static int parse_pool_size(const char *value, uint64_t *out, char *why, size_t whylen)
+{
+	if (extc_config_parse_size(value, out, why, whylen) < 0)
+		return (-1);
+	if (*out == 0) {
+		extc_fmt(why, whylen, "expected a size of at least 1 such as 20G (pool=off turns "
+			 "the pool off)");
+		return (-1);
+	}
+	return (0);
+}
+
+static int parse_pool_max(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	return (parse_pool_size(value, &cfg->pool_max, why, whylen));
+}
+
+static int parse_pool_total_max(struct extc_config *cfg, const char *value, char *why,
+				size_t whylen)
+{
+	return (parse_pool_size(value, &cfg->pool_total_max, why, whylen));
+}
+
+static int parse_pool_ttl(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	if (extc_parse_u32(value, EXTC_POOL_TTL_MAX, &cfg->pool_ttl) < 0 || cfg->pool_ttl == 0) {
+		extc_fmt(why, whylen, "expected a number of days from 1 to %d", EXTC_POOL_TTL_MAX);
+		return (-1);
+	}
+	return (0);
+}
+
 /* Every plugstack.conf key, in the order the help text lists them; a key's index is its "seen" bit. */
 static const struct config_key {
 	const char *name;
@@ -236,6 +283,10 @@ static const struct config_key {
 	{ "seed_max", parse_seed_max },
 	{ "seed_timeout", parse_seed_timeout },
 	{ "publish_timeout", parse_publish_timeout },
+	{ "pool", parse_pool },
+	{ "pool_max", parse_pool_max },
+	{ "pool_total_max", parse_pool_total_max },
+	{ "pool_ttl", parse_pool_ttl },
 };
 #define CONFIG_KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
 _Static_assert(CONFIG_KEY_COUNT <= 32, "a key's seen bit must fit in an unsigned");
@@ -320,6 +371,12 @@ int extc_config_parse(struct extc_config *cfg, int ac, char **av, char *why, siz
 		} else {
 			extc_fmt(why, whylen, "%s: %s", shown_key, reason);
 		}
+		return (-1);
+	}
+	if (cfg->pool_max > cfg->pool_total_max) {
+		extc_fmt(why, whylen, "pool_max=%llu bytes: larger than pool_total_max=%llu bytes; "
+			 "one user's pool cannot be larger than the node's",
+			 (unsigned long long)cfg->pool_max, (unsigned long long)cfg->pool_total_max);
 		return (-1);
 	}
 	return (0);

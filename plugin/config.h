@@ -19,6 +19,10 @@
 #define EXTC_DEFAULT_SEED_TIMEOUT 300		/* seconds */
 #define EXTC_DEFAULT_PUBLISH_TIMEOUT 300	/* seconds */
 #define EXTC_TIMEOUT_MAX 86400
+#define EXTC_DEFAULT_POOL_MAX (20ULL << 30)		/* 20G per user per node */
+#define EXTC_DEFAULT_POOL_TOTAL_MAX (100ULL << 30)	/* 100G per node */
+#define EXTC_DEFAULT_POOL_TTL 14			/* days */
+#define EXTC_POOL_TTL_MAX 3650
 
 enum extc_on_error {
 	EXTC_ON_ERROR_AUTO = 0,	/* fail if the user asked for a mode, else warn */
@@ -49,6 +53,10 @@ struct extc_config {
 	uint64_t seed_max;		/* bytes; 0: seeding disabled */
 	uint32_t seed_timeout;		/* seconds */
 	uint32_t publish_timeout;	/* seconds */
+	bool pool;			/* pool=node: the node-local pool of earlier builds */
+	uint64_t pool_max;		/* bytes per user per node */
+	uint64_t pool_total_max;	/* bytes per node */
+	uint32_t pool_ttl;		/* days */
 };
 
 /*

@@ -2,6 +2,7 @@
 /* spank-ext-cache: hooks run by slurmd itself and by its job epilog (slurmd and job-script contexts). */
 #include <stdbool.h>
 #include <string.h>
+#include <time.h>
 
 #include <slurm/spank.h>
 
@@ -13,6 +14,7 @@
 #include "fs_tree.h"
 #include "layout.h"
 #include "log.h"
+#include "pool_fs.h"
 #include "text.h"
 
 static int node_policy(const struct extc_config *cfg, struct extc_fs_policy *pol, char *node,
@@ -33,6 +35,27 @@ struct trash_job {
 	struct extc_fs_policy pol;
 };
 
+/* The pool's eviction pass: what it moves to the trash goes with the emptying that follows. */
+static void evict_pool(struct trash_job *job)
+{
+	struct extc_pool_evict_report rep;
+	char why[EXTC_WHY_MAX], kept[64], freed[64];
+
+	if (extc_pool_evict(&job->cfg, &job->pol, (int64_t)time(NULL), &rep, why, sizeof(why)) < 0) {
+		extc_error("node pool: eviction: %s", why);
+		return;
+	}
+	if (rep.keys == 0)
+		return;
+	extc_fmt(kept, sizeof(kept), "%llu", (unsigned long long)rep.bytes_kept);
+	extc_fmt(freed, sizeof(freed), "%llu", (unsigned long long)rep.bytes_evicted);
+	extc_verbose("node pool: %u keys, %u in use; evicted %u (%u unused past pool_ttl, %u over "
+		     "pool_max, %u over pool_total_max), %s bytes; %u could not be; %s bytes kept",
+		     rep.keys, rep.busy, rep.evicted, rep.by_reason[EXTC_POOL_EVICT_TTL],
+		     rep.by_reason[EXTC_POOL_EVICT_USER_MAX], rep.by_reason[EXTC_POOL_EVICT_TOTAL_MAX],
+		     freed, rep.failed, kept);
+}
+
 /* In the detached grandchild, after the epilog has returned. */
 static void empty_trash_now(void *arg)
 {
@@ -45,6 +68,8 @@ static void empty_trash_now(void *arg)
 	extc_rm_limits_default(&limits);
 	limits.deadline_ns = t0 + TRASH_BUDGET_NS;
 	job->pol.rm_limits = &limits;
+	if (job->cfg.pool)
+		evict_pool(job);
 	if (extc_tree_empty_trash(&job->cfg, &job->pol, &report, why, sizeof(why)) < 0) {
 		extc_error("emptying the trash after the epilog: %s (the next epilog goes on)", why);
 		return;
@@ -179,7 +204,8 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 	if (moved)
 		extc_verbose("epilog: moved the job's tree to the trash in %.3f ms",
 			     (double)(extc_monotonic_ns() - t0) / 1e6);
-	if (sweep_leftovers(&cfg, &pol) || moved)
+	/* with a pool, every epilog is followed by an eviction pass */
+	if (sweep_leftovers(&cfg, &pol) || moved || cfg.pool)
 		empty_trash_later(&cfg, &pol);
 out:
 	extc_log_scope_clear();

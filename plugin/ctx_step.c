@@ -16,17 +16,14 @@
 #include "log.h"
 #include "mode.h"
 #include "option.h"
+#include "pool_step.h"
 #include "text.h"
 #include "warm_step.h"
 
 /* Exit code of a task failed by this plugin (distinct from a shell's 1 and 2). */
 #define EXTC_TASK_FAILURE_EXIT 75	/* EX_TEMPFAIL: the cause is on the node, not in the program */
 
-/*
- * One slurmstepd serves one step on one node; init_post_opt, user_init and
- * exit run in it, and task_init in its forked children, so this state is
- * seen by all of them.
- */
+/* One slurmstepd per step per node: its hooks (and task_init in its forked children) see this. */
 static struct {
 	bool configured;	/* init parsed the arguments */
 	bool managed;		/* this step has (or should have had) a directory */
@@ -53,6 +50,7 @@ static void step_reset(void)
 		close(step.hold_fd);
 	memset(&step, 0, sizeof(step));
 	step.hold_fd = -1;
+	extc_pool_step_reset();	/* the pool's hold goes with the step's */
 }
 
 int extc_step_init(spank_t sp, int ac, char **av)
@@ -161,6 +159,7 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 	extc_verbose("created %s (mode %s from %s) in %.3f ms", step.leaf_path,
 		     extc_mode_name(step.choice.mode), step.choice.source,
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
+	extc_pool_step_open(sp, &step.cfg, &step.pol, &step.ids);
 	return (0);
 }
 
@@ -276,6 +275,7 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 	export_var(sp, EXTC_ENV_MODE, extc_mode_name(step.choice.mode));
 	/* the first hook with the user's ids, before any task: the copy is the user's own */
 	extc_warm_step_seed(sp, &step.cfg, &step.ids, step.leaf_path);
+	extc_pool_step_seed(sp, &step.cfg, &step.ids, step.leaf_path);
 	return (0);
 }
 
@@ -328,8 +328,7 @@ int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
  * which is how admins load this plugin. So a task that must fail exits
  * here, before exec, which srun reports as any failed task. One line per
  * node (local task 0) is enough.
- */
-/*
+ *
  * The node is named in the text: 22.05 and 24.11 put "slurmstepd-NODE:"
  * in front of what a task's error log shows the user, 26.05 a timestamp.
  * slurmstepd sets SLURMD_NODENAME in the task's environment before
@@ -381,6 +380,7 @@ int extc_step_exit(spank_t sp, int ac, char **av)
 	extc_warm_step_publish(sp, &step.cfg, &step.ids, step.leaf_path);
 	if (step.choice.mode != EXTC_MODE_LOCAL)
 		goto out;
+	extc_pool_step_publish(sp, &step.cfg, &step.ids, step.leaf_path);
 	t0 = extc_monotonic_ns();
 	if (extc_tree_remove_leaf(&step.cfg, &step.pol, &step.ids, step.choice.mode, &report, why,
 				  sizeof(why)) < 0) {

@@ -29,6 +29,12 @@ struct extc_warm_opts {
 	uint64_t deadline_ns;		/* CLOCK_MONOTONIC time to give up at; 0: none */
 	const char *tag;		/* unique to this node and process: "<node>.<pid>" */
 	/*
+	 * publish into the node pool: each completed entry is renamed from the
+	 * leaf (same filesystem, no copy) instead of copied; directories other
+	 * than torch builds merge into ones already there.
+	 */
+	bool move;
+	/*
 	 * publish: this user's stages and manifest drafts in DIR changed
 	 * (ctime) before this CLOCK_REALTIME time were left by a publisher
 	 * that was killed, and are removed; {0, 0}: none is removed.

@@ -21,6 +21,8 @@
 #include "warm_sweep.h"
 
 #define PUBLISH_DIR_MODE 0755	/* levels made in DIR; DIR's own mode decides who reaches them */
+/* Inductor's and Triton's trees are a few levels of hash-named directories */
+#define MERGE_DEPTH 6
 
 struct pub {
 	const struct extc_warm_opts *o;
@@ -90,9 +92,67 @@ static int commit(int dirfd, const char *stage, const char *name, bool isdir)
 	return (0);
 }
 
+/* commit() across two directories, for the pool: the entry leaves the leaf. */
+static int move_noreplace(int srcfd, const char *name, int dstfd, bool isdir)
+{
+	if (renameat2(srcfd, name, dstfd, name, RENAME_NOREPLACE) == 0)
+		return (0);
+	if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+		return (-1);
+	if (isdir)
+		return (renameat(srcfd, name, dstfd, name));
+	if (linkat(srcfd, name, dstfd, name, 0) < 0)
+		return (-1);
+	unlinkat(srcfd, name, 0);
+	return (0);
+}
+
+/*
+ * Rename one entry into the pool, whole. An entry already there stays (a
+ * concurrent step put it first); where both are directories of a content-
+ * addressed cache ('merge' levels left), what is not there yet goes in.
+ */
+static void move_entry(struct pub *p, int srcfd, const char *name, int dstfd, const char *rel,
+		       unsigned merge)
+{
+	struct stat sb, there;
+	struct dirent *de;
+	int sfd, dfd;
+	DIR *d;
+
+	if (fstatat(srcfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (move_noreplace(srcfd, name, dstfd, S_ISDIR(sb.st_mode)) == 0) {
+		p->rep->published++;
+		return;
+	}
+	if (errno != EEXIST && errno != ENOTEMPTY) {
+		pub_error(p, "%s: cannot move into the pool: %s", rel, strerror(errno));
+		return;
+	}
+	if (merge == 0 || !S_ISDIR(sb.st_mode) || fstatat(dstfd, name, &there, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(there.st_mode)) {
+		p->rep->present++;
+		return;
+	}
+	sfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
+	dfd = openat(dstfd, name, EXTC_DIR_OPEN_FLAGS);
+	d = sfd >= 0 && dfd >= 0 ? extc_warm_opendir(sfd) : NULL;
+	while (d != NULL && (de = readdir(d)) != NULL && !extc_past_deadline(p->o->deadline_ns)) {
+		if (extc_warm_name_rule(de->d_name, false) == EXTC_NAME_COPY)
+			move_entry(p, sfd, de->d_name, dfd, rel, merge - 1);
+	}
+	if (d != NULL)
+		closedir(d);
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+}
+
 /* Stage one entry next to where it goes, then rename it in: readers never see half of it. */
 static void publish_entry(struct pub *p, int srcfd, const char *name, const struct stat *sb,
-			  struct level *dst, const char *rel)
+			  struct level *dst, const char *rel, unsigned merge)
 {
 	struct extc_rm_report rm;
 	struct stat there;
@@ -102,6 +162,10 @@ static void publish_entry(struct pub *p, int srcfd, const char *name, const stru
 	extc_escape(rel, 120, shown, sizeof(shown));
 	if (dstfd < 0) {
 		pub_error(p, "%s: cannot make its directory: %s", shown, strerror(errno));
+		return;
+	}
+	if (p->o->move) {
+		move_entry(p, srcfd, name, dstfd, shown, merge);
 		return;
 	}
 	if (fstatat(dstfd, name, &there, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -179,7 +243,7 @@ static void publish_torch_entry(struct pub *p, int srcfd, const char *name, cons
 		return;
 	state = extc_warm_ext_state(cfd);
 	if (state == EXTC_EXT_COMPLETE) {
-		publish_entry(p, srcfd, name, sb, dst, rel);
+		publish_entry(p, srcfd, name, sb, dst, rel, 0);	/* one build: whole or not at all */
 	} else if (state == EXTC_EXT_NONE && kind == LEVEL_TORCH && extc_warm_is_pyver_group(name)) {
 		publish_level(p, cfd, &sub, rel, LEVEL_TORCH_GROUP);
 		level_close(&sub);
@@ -210,7 +274,7 @@ static void publish_level(struct pub *p, int srcfd, struct level *dst, const cha
 		if (kind == LEVEL_TORCH || kind == LEVEL_TORCH_GROUP)
 			publish_torch_entry(p, srcfd, de->d_name, &sb, dst, subrel, kind);
 		else
-			publish_entry(p, srcfd, de->d_name, &sb, dst, subrel);
+			publish_entry(p, srcfd, de->d_name, &sb, dst, subrel, MERGE_DEPTH);
 	}
 	closedir(d);
 }

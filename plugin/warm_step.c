@@ -219,16 +219,22 @@ void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const str
 	node_name(sp);
 }
 
-static void fill_arg(struct extc_warm_child_arg *a, const struct extc_config *cfg, const struct extc_ids *ids,
-		     const char *leaf, uint32_t timeout_s)
+const char *extc_warm_step_node(spank_t sp)
+{
+	if (warm.node[0] == '\0')
+		node_name(sp);
+	return (warm.node);
+}
+
+void extc_warm_step_arg(struct extc_warm_child_arg *a, const struct extc_config *cfg,
+			const struct extc_ids *ids, const char *leaf, uint32_t timeout_s,
+			const char *key)
 {
 	char why[EXTC_WHY_MAX];
 	size_t i;
 
 	memset(a, 0, sizeof(*a));
 	a->leaf = leaf;
-	a->seed = warm.seed[0] ? warm.seed : NULL;
-	a->publish = warm.publish[0] && !warm.publish_refused ? warm.publish : NULL;
 	a->node = warm.node;
 	for (i = 0; i < cfg->nvars; i++)
 		a->subdirs[i] = cfg->vars[i].subdir;
@@ -239,12 +245,20 @@ static void fill_arg(struct extc_warm_child_arg *a, const struct extc_config *cf
 	a->opts.max_bytes = cfg->seed_max;
 	/* the child stops by itself a little before the parent would kill it */
 	a->opts.deadline_ns = extc_monotonic_ns() + (uint64_t)timeout_s * 900000000ULL;
-	if (extc_manifest_local(&a->want, warm.key, ids->jobid, warm.node, CPUINFO, why,
+	if (extc_manifest_local(&a->want, key, ids->jobid, warm.node, CPUINFO, why,
 				sizeof(why)) < 0)
 		extc_verbose("manifest: %s", why);
 }
 
-static bool creds_of(spank_t sp, const struct extc_ids *ids, struct extc_creds *cr)
+static void fill_arg(struct extc_warm_child_arg *a, const struct extc_config *cfg, const struct extc_ids *ids,
+		     const char *leaf, uint32_t timeout_s)
+{
+	extc_warm_step_arg(a, cfg, ids, leaf, timeout_s, warm.key);
+	a->seed = warm.seed[0] ? warm.seed : NULL;
+	a->publish = warm.publish[0] && !warm.publish_refused ? warm.publish : NULL;
+}
+
+bool extc_warm_step_creds(spank_t sp, const struct extc_ids *ids, struct extc_creds *cr)
 {
 	gid_t *groups = NULL;
 	int ngroups = 0;
@@ -278,7 +292,7 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 		warm.publish_refused = true;
 		return;
 	}
-	creds_of(sp, ids, &cr);
+	extc_warm_step_creds(sp, ids, &cr);
 	fill_arg(&a, cfg, ids, leaf_path, cfg->seed_timeout);
 	ret = extc_as_user(&cr, (uint64_t)cfg->seed_timeout * 1000, extc_warm_seed_child, &a, &r,
 			   sizeof(r), why, sizeof(why));
@@ -338,7 +352,7 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 
 	if (warm.publish[0] == '\0' || warm.publish_refused)
 		return;
-	if (!creds_of(sp, ids, &cr))
+	if (!extc_warm_step_creds(sp, ids, &cr))
 		extc_verbose("the job's supplementary groups are unknown: publishing with its group only");
 	fill_arg(&a, cfg, ids, leaf_path, cfg->publish_timeout);
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -363,6 +377,11 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	} else
 		extc_error("publishing to %s: %llu entries published, %llu failed: %s", buf,
 			   (unsigned long long)r.rep.published, (unsigned long long)r.rep.failed, r.why);
+}
+
+bool extc_warm_step_seeds(void)
+{
+	return (warm.seed[0] != '\0');
 }
 
 void extc_warm_step_notify(void)

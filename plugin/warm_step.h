@@ -7,8 +7,10 @@
 
 #include <slurm/spank.h>
 
+#include "as_user.h"
 #include "config.h"
 #include "fs_tree.h"
+#include "warm_child.h"
 
 /* Forget the previous step's requests. */
 void extc_warm_step_reset(void);
@@ -29,6 +31,20 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 /* exit, as root, before the leaf goes: publish the completed builds (in a child, as the user). */
 void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
 			    const char *leaf_path);
+
+/* Does this step seed from a directory the user (or the admin's seed=) named? */
+bool extc_warm_step_seeds(void);
+
+/* This node's name for manifests and stage names (resolved once per step). */
+const char *extc_warm_step_node(spank_t sp);
+
+/* The job's user, with its supplementary groups when slurmstepd has them (then true). */
+bool extc_warm_step_creds(spank_t sp, const struct extc_ids *ids, struct extc_creds *cr);
+
+/* A child's argument: the leaf, the variables' subdirectories, a deadline, the manifest for 'key'. */
+void extc_warm_step_arg(struct extc_warm_child_arg *a, const struct extc_config *cfg,
+			const struct extc_ids *ids, const char *leaf, uint32_t timeout_s,
+			const char *key);
 
 /* task_init of local task 0: what the user must hear about seeding and publishing. */
 void extc_warm_step_notify(void);

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: the node pool on disk, as root: its levels, a step's hold on a key, eviction. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs_level.h"
+#include "fs_trash.h"
+#include "layout.h"
+#include "pool_fs.h"
+#include "pool_fs_int.h"
+#include "text.h"
+
+#define KEY_MODE 0700
+#define RECORD_MODE 0600
+#define RECORD_NAME_LEN (EXTC_POOL_KEY_LEN + sizeof(EXTC_POOL_RECORD_SUFFIX))
+
+void extc_pool_fds_close(struct extc_pool_fds *p)
+{
+	if (p->uid >= 0)
+		close(p->uid);
+	if (p->pool >= 0)
+		close(p->pool);
+	p->uid = p->pool = -1;
+	extc_level_fds_close(&p->t);
+}
+
+enum extc_level_result extc_pool_open_levels(const struct extc_config *cfg,
+					     const struct extc_fs_policy *pol, bool create,
+					     struct extc_pool_fds *p, char *why, size_t whylen)
+{
+	struct extc_ident node_id;
+	enum extc_level_result rv;
+
+	extc_level_fds_init(&p->t);
+	p->pool = p->uid = -1;
+	rv = extc_level_open_top(cfg, pol, create, &p->t, why, whylen);
+	if (rv != EXTC_LEVEL_FOUND)
+		return (rv);
+	if (extc_ident_fd(p->t.node, &node_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", p->t.path, strerror(errno));
+		return (EXTC_LEVEL_REFUSED);
+	}
+	return (extc_level_open(p->t.node, &node_id, EXTC_POOL_NAME, create, pol, p->t.path,
+				sizeof(p->t.path), &p->pool, why, whylen));
+}
+
+enum extc_level_result extc_pool_open_user(struct extc_pool_fds *p, const struct extc_fs_policy *pol,
+					   const char *uname, bool create, char *why, size_t whylen)
+{
+	struct extc_ident pool_id;
+
+	if (extc_ident_fd(p->pool, &pool_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", p->t.path, strerror(errno));
+		return (EXTC_LEVEL_REFUSED);
+	}
+	return (extc_level_open(p->pool, &pool_id, uname, create, pol, p->t.path, sizeof(p->t.path),
+				&p->uid, why, whylen));
+}
+
+/* <key>.use, root's own: created if missing, and refused if anything but a plain root file. */
+int extc_pool_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol)
+{
+	char name[RECORD_NAME_LEN];
+	struct stat sb;
+	int fd;
+
+	if (extc_fmt(name, sizeof(name), "%s%s", key, EXTC_POOL_RECORD_SUFFIX) < 0)
+		return (-1);
+	fd = openat(uidfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (create ? O_CREAT : 0),
+		    RECORD_MODE);
+	if (fd < 0)
+		return (-1);
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != pol->owner || sb.st_nlink != 1) {
+		close(fd);
+		errno = EPERM;
+		return (-1);
+	}
+	return (fd);
+}
+
+/*
+ * The user's key directory. Made root-owned and handed over by name: the
+ * name lies in a root-owned level, so the user cannot swap it. An existing
+ * one is looked at from memory only (a FUSE mount on it is never asked).
+ */
+static int key_dir(int uidfd, const char *key, const struct extc_ids *ids, char *why,
+		   size_t whylen)
+{
+	struct extc_ident id;
+
+	if (mkdirat(uidfd, key, KEY_MODE) == 0) {
+		if (fchownat(uidfd, key, ids->uid, ids->gid, AT_SYMLINK_NOFOLLOW) == 0)
+			return (0);
+		extc_fmt(why, whylen, "cannot hand the key directory to uid %u: %s",
+			 (unsigned)ids->uid, strerror(errno));
+		unlinkat(uidfd, key, AT_REMOVEDIR);
+		return (-1);
+	}
+	if (errno != EEXIST || extc_ident_at(uidfd, key, &id) < 0) {
+		extc_fmt(why, whylen, "cannot make the key directory: %s", strerror(errno));
+		return (-1);
+	}
+	if (!S_ISDIR(id.mode) || id.uid != ids->uid || (id.mode & 077) != 0 || id.mount_root) {
+		extc_fmt(why, whylen, "the key directory is not a 0700 directory of uid %u "
+			 "(uid %u, mode %04o); left for the evictor", (unsigned)ids->uid,
+			 (unsigned)id.uid, (unsigned)(id.mode & 07777));
+		return (-1);
+	}
+	return (0);
+}
+
+enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
+					  const struct extc_fs_policy *pol,
+					  const struct extc_ids *ids, const char *key,
+					  struct extc_pool_hold *h, char *why, size_t whylen)
+{
+	char uname[EXTC_NAME_LEN], sub[EXTC_WHY_MAX];
+	struct extc_pool_fds p;
+	enum extc_pool_hold_result rv = EXTC_POOL_REFUSED;
+	int fd = -1;
+
+	h->record_fd = -1;
+	if (!extc_pool_key_name_ok(key) || extc_layout_uid_name(ids->uid, uname, sizeof(uname)) < 0) {
+		extc_fmt(why, whylen, "no usable key");
+		return (EXTC_POOL_REFUSED);
+	}
+	if (extc_pool_open_levels(cfg, pol, true, &p, why, whylen) != EXTC_LEVEL_FOUND ||
+	    extc_pool_open_user(&p, pol, uname, true, why, whylen) != EXTC_LEVEL_FOUND)
+		goto out;
+	/* the evictor holds the user's level while it moves keys out: bounded wait */
+	if (extc_level_lock(p.uid, LOCK_EX, LEVEL_LOCK_WAIT_MS) < 0) {
+		extc_fmt(why, whylen, "%s: busy", p.t.path);
+		goto out;
+	}
+	fd = extc_pool_open_record(p.uid, key, true, pol);
+	if (fd < 0) {
+		extc_fmt(why, whylen, "%s/%s%s: %s", p.t.path, key, EXTC_POOL_RECORD_SUFFIX,
+			 strerror(errno));
+	} else if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+		rv = EXTC_POOL_EVICTING;
+	} else if (key_dir(p.uid, key, ids, sub, sizeof(sub)) < 0) {
+		extc_fmt(why, whylen, "%s/%s: %s", p.t.path, key, sub);
+	} else if (futimens(fd, NULL) == 0 &&
+		   extc_fmt(h->dir, sizeof(h->dir), "%s/%s", p.t.path, key) == 0) {
+		h->record_fd = fd;
+		fd = -1;
+		rv = EXTC_POOL_HELD;
+	}
+	flock(p.uid, LOCK_UN);
+out:
+	if (fd >= 0)
+		close(fd);
+	extc_pool_fds_close(&p);
+	return (rv);
+}
+
+int extc_pool_record_size(struct extc_pool_hold *h, uint64_t bytes)
+{
+	char text[EXTC_POOL_RECORD_MAX];
+	int n;
+
+	if (h->record_fd < 0)
+		return (-1);
+	n = snprintf(text, sizeof(text), "bytes=%" PRIu64 "\n", bytes);
+	if (n < 0 || pwrite(h->record_fd, text, (size_t)n, 0) != n ||
+	    ftruncate(h->record_fd, n) < 0 || futimens(h->record_fd, NULL) < 0)
+		return (-1);
+	return (0);
+}
+
+void extc_pool_release(struct extc_pool_hold *h)
+{
+	if (h->record_fd >= 0)
+		close(h->record_fd);
+	h->record_fd = -1;
+}

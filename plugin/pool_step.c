@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: the node pool in slurmstepd: the step's key, seeding from it, the move in at the end. */
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include <slurm/spank.h>
+
+#include "as_user.h"
+#include "log.h"
+#include "manifest.h"
+#include "pool_child.h"
+#include "pool_fs.h"
+#include "pool_key.h"
+#include "pool_step.h"
+#include "text.h"
+#include "warm_data.h"
+#include "warm_path.h"
+#include "warm_step.h"
+#include "warm_sweep.h"
+
+#define POOL_VALUE_MAX 4096
+#define POOL_FP_TIMEOUT_MS 10000	/* a few stat calls; more means a hung filesystem on PATH */
+#define POOL_VALUE_TOO_LONG "\001longer than 4095 bytes"
+
+static struct {
+	bool held;
+	bool from_user_key;
+	struct extc_pool_hold hold;
+	char key[EXTC_POOL_KEY_LEN + 1];
+} pool = { .hold = { .record_fd = -1 } };
+
+void extc_pool_step_reset(void)
+{
+	extc_pool_release(&pool.hold);
+	memset(&pool, 0, sizeof(pool));
+	pool.hold.record_fd = -1;
+}
+
+/* The derived key's inputs from the job's environment (nothing of it is run or opened here). */
+static void read_values(spank_t sp, const char **ptrs)
+{
+	static char values[EXTC_POOL_KEY_NVARS + 1][POOL_VALUE_MAX];
+	size_t i;
+
+	for (i = 0; extc_pool_key_vars[i] != NULL; i++) {
+		spank_err_t rc = spank_getenv(sp, extc_pool_key_vars[i], values[i], POOL_VALUE_MAX);
+
+		ptrs[i] = rc == ESPANK_SUCCESS ? values[i] : NULL;
+		if (rc == ESPANK_NOSPACE)
+			ptrs[i] = POOL_VALUE_TOO_LONG;
+	}
+}
+
+/* The installation's fingerprint: the user's paths are followed by the user, under a deadline. */
+static int install_fp(spank_t sp, const struct extc_ids *ids, const char *const *values,
+		      char *fp, size_t fplen, char *why, size_t whylen)
+{
+	struct extc_pool_fp_arg a = {
+		.path = values[extc_pool_key_var_index("PATH")],
+		.venv = values[extc_pool_key_var_index("VIRTUAL_ENV")],
+		.conda = values[extc_pool_key_var_index("CONDA_PREFIX")],
+		.cuda_home = values[extc_pool_key_var_index("CUDA_HOME")],
+	};
+	struct extc_pool_fp_res r;
+	struct extc_creds cr;
+
+	extc_warm_step_creds(sp, ids, &cr);
+	if (extc_as_user(&cr, POOL_FP_TIMEOUT_MS, extc_pool_fp_child, &a, &r, sizeof(r), why,
+			 whylen) != EXTC_AS_USER_DONE)
+		return (-1);
+	return (extc_fmt(fp, fplen, "%s", r.fp));
+}
+
+static int derive_key(spank_t sp, const struct extc_ids *ids, char *why, size_t whylen)
+{
+	const char *values[EXTC_POOL_KEY_NVARS + 1];
+	char user_key[EXTC_WARM_KEY_MAX + 1], fp[EXTC_POOL_FP_LEN + 1] = "", isa[40] = "";
+	struct extc_pool_key_in in = { .values = values };
+	struct utsname u;
+	spank_err_t rc;
+
+	rc = spank_getenv(sp, EXTC_ENV_KEY, user_key, sizeof(user_key));
+	if (rc == ESPANK_NOSPACE) {
+		extc_fmt(why, whylen, "%s is longer than %d bytes", EXTC_ENV_KEY, EXTC_WARM_KEY_MAX);
+		return (-1);
+	}
+	if (rc == ESPANK_SUCCESS) {
+		if (extc_warm_check_key(user_key, why, whylen) < 0)
+			return (-1);
+		in.user_key = user_key;
+	} else {
+		read_values(sp, values);
+		if (install_fp(sp, ids, values, fp, sizeof(fp), why, whylen) < 0)
+			return (-1);
+	}
+	in.install = fp;
+	in.arch = uname(&u) == 0 ? u.machine : "";
+	if (extc_isa_fingerprint("/proc/cpuinfo", isa, sizeof(isa)) < 0)
+		isa[0] = '\0';
+	in.isa = isa;
+	pool.from_user_key = in.user_key != NULL;
+	return (extc_pool_key(&in, pool.key, sizeof(pool.key)));
+}
+
+void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			 const struct extc_ids *ids)
+{
+	char why[EXTC_WHY_MAX];
+	enum extc_pool_hold_result held;
+
+	extc_pool_step_reset();
+	if (!cfg->pool)
+		return;
+	extc_warm_step_node(sp);
+	if (derive_key(sp, ids, why, sizeof(why)) < 0) {
+		extc_info("node pool: no key for this step (%s): it starts cold and is not pooled", why);
+		return;
+	}
+	held = extc_pool_hold(cfg, pol, ids, pool.key, &pool.hold, why, sizeof(why));
+	if (held == EXTC_POOL_EVICTING)
+		extc_verbose("node pool: key %s is being evicted: this step starts cold", pool.key);
+	else if (held == EXTC_POOL_REFUSED)
+		extc_error("node pool: %s; this step starts cold and is not pooled", why);
+	pool.held = held == EXTC_POOL_HELD;
+	if (pool.held)
+		extc_verbose("node pool: key %s (%s)", pool.key,
+			     pool.from_user_key ? "from " EXTC_ENV_KEY : "derived from the environment");
+}
+
+void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+			 const char *leaf_path)
+{
+	static struct extc_warm_child_arg a;
+	static struct extc_warm_seed_res r;
+	struct extc_creds cr;
+	char why[EXTC_WHY_MAX], size[64];
+
+	if (!pool.held || extc_warm_step_seeds() || cfg->seed_max == 0)
+		return;
+	extc_warm_step_creds(sp, ids, &cr);
+	extc_warm_step_arg(&a, cfg, ids, leaf_path, cfg->seed_timeout, pool.key);
+	a.seed = pool.hold.dir;
+	if (extc_as_user(&cr, (uint64_t)cfg->seed_timeout * 1000, extc_warm_seed_child, &a, &r,
+			 sizeof(r), why, sizeof(why)) == EXTC_AS_USER_FAILED) {
+		extc_info("node pool: not seeded: %s", why);
+		return;
+	}
+	extc_warm_size_text(r.st.bytes, size, sizeof(size));
+	if (r.seed == EXTC_SEED_DONE)
+		extc_verbose("node pool: seeded %s from key %s: %llu files, %s in %.3f s", leaf_path,
+			     pool.key, (unsigned long long)r.st.files, size, (double)r.ns / 1e9);
+	else if (r.seed == EXTC_SEED_REFUSED)
+		extc_info("node pool: not seeded, the step starts cold: %s", r.seed_why);
+}
+
+void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+			    const char *leaf_path)
+{
+	static struct extc_warm_child_arg a;
+	static struct extc_pool_publish_res r;
+	struct extc_creds cr;
+	struct timespec now;
+	char why[EXTC_WHY_MAX], size[64];
+	enum extc_as_user_result ret;
+
+	if (!pool.held)
+		return;
+	extc_warm_step_creds(sp, ids, &cr);
+	extc_warm_step_arg(&a, cfg, ids, leaf_path, cfg->publish_timeout, pool.key);
+	a.publish = pool.hold.dir;
+	clock_gettime(CLOCK_REALTIME, &now);
+	extc_warm_stale_limit(cfg->publish_timeout, &now, &a.opts.stale_before);
+	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, extc_pool_publish_child, &a,
+			   &r, sizeof(r), why, sizeof(why));
+	if (ret == EXTC_AS_USER_FAILED) {
+		extc_info("node pool: nothing moved in: %s", why);
+		return;
+	}
+	if (r.measured && extc_pool_record_size(&pool.hold, r.bytes) < 0)
+		extc_info("node pool: cannot record the size of key %s", pool.key);
+	extc_warm_size_text(r.bytes, size, sizeof(size));
+	extc_verbose("node pool: moved %llu new entries into key %s (%llu already there, %llu "
+		     "incomplete builds left out, %llu failed%s%s); it holds %s",
+		     (unsigned long long)r.pub.rep.published, pool.key,
+		     (unsigned long long)r.pub.rep.present, (unsigned long long)r.pub.rep.incomplete,
+		     (unsigned long long)r.pub.rep.failed, r.pub.rep.failed ? ": " : "",
+		     r.pub.rep.failed ? r.pub.why : "", size);
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: the node pool in slurmstepd: the step's key, seeding from it, the move in at the end. */
+#ifndef EXTC_POOL_STEP_H_
+#define EXTC_POOL_STEP_H_
+
+#include <slurm/spank.h>
+
+#include "config.h"
+#include "fs_tree.h"
+
+/* init_post_opt, as root, once the leaf exists: derive the step's key and hold it (pool=node). */
+void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			 const struct extc_ids *ids);
+
+/* user_init: fill the fresh leaf from the key's builds, as the user (unless a seed was named). */
+void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+			 const char *leaf_path);
+
+/* exit, as root, before a local-mode leaf goes: move its completed builds into the key. */
+void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+			    const char *leaf_path);
+
+/* Let the key go; forget the step. */
+void extc_pool_step_reset(void);
+
+#endif /* EXTC_POOL_STEP_H_ */
