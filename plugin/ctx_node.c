@@ -15,6 +15,7 @@
 #include "layout.h"
 #include "log.h"
 #include "pool_fs.h"
+#include "pool_job.h"
 #include "text.h"
 
 static int node_policy(const struct extc_config *cfg, struct extc_fs_policy *pol, char *node,
@@ -157,6 +158,31 @@ static bool sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_
 	return (sweep.jobs_removed > 0);
 }
 
+/* A job-mode job's builds move into its key before its tree goes (pool_job.h). */
+static void pool_job(spank_t sp, const struct extc_config *cfg, const struct extc_fs_policy *pol,
+		     uid_t uid, uint32_t jobid, const char *node)
+{
+	struct extc_publish_report rep;
+	char why[EXTC_WHY_MAX], host[EXTC_NODE_NAME_MAX + 1];
+	enum extc_pool_job_result moved;
+	gid_t gid;
+
+	if (spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+		extc_error("epilog: node pool: cannot read the job's gid; its builds are not pooled");
+		return;
+	}
+	if (node[0] == '\0' && extc_layout_node_name(host, sizeof(host)) == 0)
+		node = host;
+	moved = extc_pool_job_publish(cfg, pol, uid, gid, jobid, node[0] ? node : "node", &rep,
+				      why, sizeof(why));
+	if (moved == EXTC_POOL_JOB_MOVED)
+		extc_verbose("epilog: node pool: moved %llu new entries in (%llu already there, %llu "
+			     "incomplete builds left out)", (unsigned long long)rep.published,
+			     (unsigned long long)rep.present, (unsigned long long)rep.incomplete);
+	else if (moved == EXTC_POOL_JOB_FAILED)
+		extc_info("epilog: node pool: %s", why);
+}
+
 /*
  * The epilog removes every run of the job whatever mode was used: it
  * cannot see options given to an inner srun. Only S_JOB_UID and S_JOB_ID
@@ -169,7 +195,7 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
 	struct extc_rm_report report;
-	char why[EXTC_WHY_MAX], node[EXTC_NODE_NAME_MAX + 1];
+	char why[EXTC_WHY_MAX], node[EXTC_NODE_NAME_MAX + 1] = "";
 	bool moved = false;
 	uint32_t jobid;
 	enum extc_retire_result retired;
@@ -188,6 +214,8 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 	extc_log_scope_job(jobid, EXTC_STEP_PENDING);
 	if (node_policy(&cfg, &pol, node, sizeof(node)) < 0)
 		goto out;
+	if (cfg.pool)
+		pool_job(sp, &cfg, &pol, uid, jobid, node);
 	t0 = extc_monotonic_ns();
 	retired = extc_tree_retire_job(&cfg, &pol, uid, jobid, &moved, why, sizeof(why));
 	if (retired == EXTC_RETIRE_REFUSED) {

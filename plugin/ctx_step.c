@@ -159,7 +159,8 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 	extc_verbose("created %s (mode %s from %s) in %.3f ms", step.leaf_path,
 		     extc_mode_name(step.choice.mode), step.choice.source,
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
-	extc_pool_step_open(sp, &step.cfg, &step.pol, &step.ids);
+	extc_pool_step_open(sp, &step.cfg, &step.pol, &step.ids, step.choice.mode == EXTC_MODE_JOB,
+			    step.leaf_path);
 	return (0);
 }
 

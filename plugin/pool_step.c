@@ -11,6 +11,7 @@
 #include "manifest.h"
 #include "pool_child.h"
 #include "pool_fs.h"
+#include "pool_job.h"
 #include "pool_key.h"
 #include "pool_step.h"
 #include "text.h"
@@ -104,7 +105,7 @@ static int derive_key(spank_t sp, const struct extc_ids *ids, char *why, size_t 
 }
 
 void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 const struct extc_ids *ids)
+			 const struct extc_ids *ids, bool job_mode, const char *leaf_path)
 {
 	char why[EXTC_WHY_MAX];
 	enum extc_pool_hold_result held;
@@ -123,9 +124,13 @@ void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct
 	else if (held == EXTC_POOL_REFUSED)
 		extc_error("node pool: %s; this step starts cold and is not pooled", why);
 	pool.held = held == EXTC_POOL_HELD;
-	if (pool.held)
-		extc_verbose("node pool: key %s (%s)", pool.key,
-			     pool.from_user_key ? "from " EXTC_ENV_KEY : "derived from the environment");
+	if (!pool.held)
+		return;
+	extc_verbose("node pool: key %s (%s)", pool.key,
+		     pool.from_user_key ? "from " EXTC_ENV_KEY : "derived from the environment");
+	/* a job-mode directory outlives the step: the epilog moves its builds in */
+	if (job_mode && extc_pool_job_note(cfg, pol, ids, pool.key, leaf_path, why, sizeof(why)) < 0)
+		extc_error("node pool: %s; this job's builds will not be pooled", why);
 }
 
 void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
@@ -147,7 +152,9 @@ void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 		return;
 	}
 	extc_warm_size_text(r.st.bytes, size, sizeof(size));
-	if (r.seed == EXTC_SEED_DONE)
+	if (r.seed == EXTC_SEED_DONE && r.st.files + r.st.links == 0)
+		extc_verbose("node pool: key %s holds nothing yet: this step starts cold", pool.key);
+	else if (r.seed == EXTC_SEED_DONE)
 		extc_verbose("node pool: seeded %s from key %s: %llu files, %s in %.3f s", leaf_path,
 			     pool.key, (unsigned long long)r.st.files, size, (double)r.ns / 1e9);
 	else if (r.seed == EXTC_SEED_REFUSED)
@@ -177,6 +184,8 @@ void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg, const str
 		extc_info("node pool: nothing moved in: %s", why);
 		return;
 	}
+	if (ret == EXTC_AS_USER_FN_FAILED)
+		extc_info("node pool: not everything moved in: %s", r.pub.why);
 	if (r.measured && extc_pool_record_size(&pool.hold, r.bytes) < 0)
 		extc_info("node pool: cannot record the size of key %s", pool.key);
 	extc_warm_size_text(r.bytes, size, sizeof(size));

@@ -3,14 +3,19 @@
 #ifndef EXTC_POOL_STEP_H_
 #define EXTC_POOL_STEP_H_
 
+#include <stdbool.h>
+
 #include <slurm/spank.h>
 
 #include "config.h"
 #include "fs_tree.h"
 
-/* init_post_opt, as root, once the leaf exists: derive the step's key and hold it (pool=node). */
+/*
+ * init_post_opt, as root, once the leaf exists: derive the step's key and
+ * hold it (pool=node); in job mode, note it for the epilog.
+ */
 void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 const struct extc_ids *ids);
+			 const struct extc_ids *ids, bool job_mode, const char *leaf_path);
 
 /* user_init: fill the fresh leaf from the key's builds, as the user (unless a seed was named). */
 void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,

@@ -133,3 +133,24 @@ out:
 	close(leaffd);
 	return (rv);
 }
+
+int extc_warm_child_arg_init(struct extc_warm_child_arg *a, const struct extc_config *cfg,
+			     const char *leaf, const char *node, uint32_t timeout_s, const char *key,
+			     uint32_t jobid, char *why, size_t whylen)
+{
+	size_t i;
+
+	memset(a, 0, sizeof(*a));
+	a->leaf = leaf;
+	a->node = node;
+	for (i = 0; i < cfg->nvars; i++)
+		a->subdirs[i] = cfg->vars[i].subdir;
+	a->opts.subdirs = a->subdirs;
+	a->opts.nsubdirs = cfg->nvars;
+	a->opts.torch_subdir = extc_config_torch_subdir(cfg);
+	a->opts.inductor_subdir = extc_config_inductor_subdir(cfg);
+	a->opts.max_bytes = cfg->seed_max;
+	/* the child stops by itself a little before the parent would kill it */
+	a->opts.deadline_ns = extc_monotonic_ns() + (uint64_t)timeout_s * 900000000ULL;
+	return (extc_manifest_local(&a->want, key, jobid, node, "/proc/cpuinfo", why, whylen));
+}

@@ -53,4 +53,13 @@ struct extc_warm_publish_res {
 int extc_warm_seed_child(void *varg, void *res, size_t reslen);
 int extc_warm_publish_child(void *varg, void *res, size_t reslen);
 
+/*
+ * A child's argument for 'leaf': the variables' subdirectories, seed_max, a
+ * deadline a little before 'timeout_s', and the manifest wanted for 'key'
+ * on this node and CPU (-1 and 'why' when it cannot be made; the rest is set).
+ */
+int extc_warm_child_arg_init(struct extc_warm_child_arg *a, const struct extc_config *cfg,
+			     const char *leaf, const char *node, uint32_t timeout_s, const char *key,
+			     uint32_t jobid, char *why, size_t whylen);
+
 #endif /* EXTC_WARM_CHILD_H_ */

@@ -30,7 +30,6 @@
 #include "warm_sweep.h"
 
 #define NOTICES_MAX 4
-#define CPUINFO "/proc/cpuinfo"
 
 /* Where the step's seed or publish directory was named. */
 enum source {
@@ -231,22 +230,9 @@ void extc_warm_step_arg(struct extc_warm_child_arg *a, const struct extc_config 
 			const char *key)
 {
 	char why[EXTC_WHY_MAX];
-	size_t i;
 
-	memset(a, 0, sizeof(*a));
-	a->leaf = leaf;
-	a->node = warm.node;
-	for (i = 0; i < cfg->nvars; i++)
-		a->subdirs[i] = cfg->vars[i].subdir;
-	a->opts.subdirs = a->subdirs;
-	a->opts.nsubdirs = cfg->nvars;
-	a->opts.torch_subdir = extc_config_torch_subdir(cfg);
-	a->opts.inductor_subdir = extc_config_inductor_subdir(cfg);
-	a->opts.max_bytes = cfg->seed_max;
-	/* the child stops by itself a little before the parent would kill it */
-	a->opts.deadline_ns = extc_monotonic_ns() + (uint64_t)timeout_s * 900000000ULL;
-	if (extc_manifest_local(&a->want, key, ids->jobid, warm.node, CPUINFO, why,
-				sizeof(why)) < 0)
+	if (extc_warm_child_arg_init(a, cfg, leaf, warm.node, timeout_s, key, ids->jobid, why,
+				     sizeof(why)) < 0)
 		extc_verbose("manifest: %s", why);
 }
 

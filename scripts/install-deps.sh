@@ -13,7 +13,7 @@ build_pkgs=(build-essential autoconf automake libtool pkg-config libslurm-dev li
 test_pkgs=("${build_pkgs[@]}" slurmctld slurmd slurm-client munge util-linux procps psmisc
     python3 python3-dev python3-torch python3-setuptools libtorch-dev pybind11-dev python3-numba ninja-build g++
     clang libclang-rt-14-dev valgrind e2fsprogs xfsprogs btrfs-progs fuse3
-    groff-base man-db shellcheck cppcheck bats bats-support bats-assert)
+    python3-venv groff-base man-db shellcheck cppcheck bats bats-support bats-assert)
 
 case $what in
     build) pkgs=("${build_pkgs[@]}") ;;

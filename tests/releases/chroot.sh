@@ -31,7 +31,7 @@ REL_BUILD_PKGS=(build-essential autoconf automake libtool pkg-config libslurm-de
     e2fsprogs xfsprogs btrfs-progs fuse3 util-linux procps psmisc kmod git ca-certificates)
 # shellcheck disable=SC2034 # installed by run-release.sh, once the build has passed
 REL_RUN_PKGS=(slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
-    python3 python3-dev python3-torch python3-setuptools libtorch-dev pybind11-dev ninja-build g++
+    python3 python3-dev python3-venv python3-torch python3-setuptools libtorch-dev pybind11-dev ninja-build g++
     dpkg-dev debhelper fakeroot lintian rpm cpio elfutils man-db groff-base bats bats-support bats-assert)
 
 rel_known() { case ${1:-} in trixie | forky) return 0 ;; *) return 1 ;; esac; }

@@ -1,0 +1,280 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The node pool (pool=node) on a real 3-node Slurm, as the unprivileged
+# user, with this release's own Debian torch: a step's completed builds move
+# into <base>/.pool/<uid>/<key> at its end (a job-mode job's at its
+# epilog), and the next step of the same environment on that node starts
+# from them (torch's "ninja: no work to do"); another key or another
+# environment (a venv) starts cold; pool_max holds after many jobs; two
+# concurrent jobs of one user on a node; a full disk during the move; the
+# pool's levels and modes; bad arguments refused with the key named.
+
+load lib/itest
+
+PY=/usr/bin/python3
+# shellcheck disable=SC2016 # an awk program: $i is awk's field
+KV='function kv(  i, k) { delete F; for (i = 2; i <= NF; i++) { k = index($i, "="); F[substr($i, 1, k - 1)] = substr($i, k + 1) } }'
+POOL=$ITEST_BASE/.pool
+
+setup_file() {
+    itest_setup_file
+    lab_user "$PY" -c 'import torch.utils.cpp_extension' || fail "python3-torch is missing (scripts/install-deps.sh test)"
+    lab_user bash -c 'command -v ninja && command -v c++' >/dev/null || fail "ninja-build and g++ are missing"
+    rm -rf "$LAB/work/torch" "$LAB/work/bin"
+    cp -r "$ITEST_DIR/torch" "$LAB/work/torch" && chmod -R a+rX,go-w "$LAB/work/torch" && mkdir -p "$LAB/work/bin"
+    # torch writes $CXX into build.ninja: one path in every job, or ninja rebuilds for the command line
+    cat >"$LAB/work/bin/cxx" <<'SH'
+#!/bin/sh
+case " $* " in *" -o "*) echo "${SLURMD_NODENAME:-?} ${SLURM_JOB_ID:-?} $*" >>"$CXX_LOG" ;; esac
+exec c++ "$@"
+SH
+    chmod 0755 "$LAB/work/bin/cxx"
+    # a second environment with the same torch: a venv over the system's packages
+    rm -rf "$LAB/work/venv"
+    "$PY" -m venv --without-pip --system-site-packages "$LAB/work/venv" || fail "python3 -m venv failed"
+    chmod -R a+rX "$LAB/work/venv"
+    HOME_DIR=$(getent passwd "$LAB_USER" | cut -d: -f6)
+    W=$HOME_DIR/.extc-pool-$(basename "$LAB")
+    rm -rf -- "$W"
+    lab_user mkdir -p "$W/log" || fail "cannot make $W"
+    export W
+    itest_cluster "base=$ITEST_BASE pool=node"
+}
+
+teardown_file() { itest_teardown_file; }
+
+# run_ext NAME LOG [ENV=VALUE...] -- SRUN-ARGS...: extload.py NAME on the nodes,
+# as the user; compiles logged to $W/log/LOG. Sets OUT, RC, RES.
+run_ext() {
+    local name=$1 log=$2 envs=()
+    shift 2
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    RC=0
+    OUT=$(lab_user env CXX="$LAB/work/bin/cxx" CXX_LOG="$W/log/$log" MAX_JOBS=1 "${envs[@]}" \
+        timeout -k 10 600 srun "$@" "$PY" "$LAB/work/torch/extload.py" "$name" 2>&1) || RC=$?
+    RES=$(grep '^RESULT ' <<<"$OUT" || true)
+}
+# per rank: node role compiled+linked ok
+ranks() { awk "$KV"' { kv(); print F["node"], F["role"], F["compiled"] + F["linked"], F["ok"] }' <<<"$RES" | sort; }
+keys_on() { lab_node "$1" find "$POOL/$ITEST_UID" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null | sort; }
+
+@test "job 1 builds on every node; its builds move into the node's pool at step end" {
+    run_ext extc_p job1.log -- -N3 --ntasks-per-node=1 --ext-cache=local
+    [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
+    assert_equal "$(ranks)" "$(printf 'n%s built 2 1\n' 1 2 3)"
+    lab_wait_idle 30 >/dev/null
+    for n in $(lab_nodes); do
+        key=$(keys_on "$n")
+        [ "$(wc -l <<<"$key")" -eq 1 ] && [ -n "$key" ] || fail "$n: not one key in the pool: [$key]"
+        lab_node "$n" test -s "$POOL/$ITEST_UID/$key/torch_extensions/extc_p/extc_p.so" ||
+            fail "$n: the build is not in key $key"
+        assert_equal "$(lab_node "$n" find "$POOL" \( -name lock -o -name '.ext-cache-stage.*' \) -print)" ""
+    done
+    itest_save key "$(keys_on n1)"
+    itest_no_drain
+}
+
+@test "pool levels: .pool and <uid> root 0711, the key the user's 0700, its record root 0600" {
+    key=$(itest_load key)
+    for n in $(lab_nodes); do
+        assert_equal "$(lab_node "$n" stat -c '%U:%a' "$POOL" "$POOL/$ITEST_UID" "$POOL/$ITEST_UID/$key" \
+            "$POOL/$ITEST_UID/$key.use" | paste -sd' ' -)" "root:711 root:711 $LAB_USER:700 root:600"
+        # another user can neither list the user's level nor enter the key
+        run lab_node "$n" setpriv --reuid=nobody --regid=nogroup --clear-groups ls "$POOL/$ITEST_UID"
+        [ "$status" -ne 0 ] || fail "$n: nobody listed $POOL/$ITEST_UID: $output"
+        run lab_node "$n" setpriv --reuid=nobody --regid=nogroup --clear-groups ls "$POOL/$ITEST_UID/$key"
+        [ "$status" -ne 0 ] || fail "$n: nobody listed the key: $output"
+        itest_match '^bytes=[1-9][0-9]*$' "$(lab_node "$n" cat "$POOL/$ITEST_UID/$key.use")"
+    done
+}
+
+@test "job 2 of the same environment starts warm on every node: ninja has nothing to do" {
+    itest_load key >/dev/null
+    run_ext extc_p job2.log -- -N3 --ntasks-per-node=1 --ext-cache=local
+    [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
+    assert_equal "$(ranks)" "$(printf 'n%s reused 0 1\n' 1 2 3)"
+    assert_equal "$(grep -c 'ninja: no work to do' <<<"$OUT")" 3
+    [ ! -s "$W/log/job2.log" ] || fail "the compiler ran: $(cat "$W/log/job2.log")"
+    itest_match "node pool: seeded .* from key $(itest_load key)" "$(cat "$LAB"/log/slurmd-n*.log)"
+}
+
+@test "another key (SLURM_EXT_CACHE_KEY) starts cold, and gets a key of its own" {
+    run_ext extc_p other.log SLURM_EXT_CACHE_KEY=other -- -N1 -w n1 --ext-cache=local
+    [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
+    assert_equal "$(ranks)" "n1 built 2 1"
+    lab_wait_idle 30 >/dev/null
+    assert_equal "$(keys_on n1 | wc -l)" 2
+}
+
+@test "another environment (a venv) never gets the system's builds; the same venv gets its own" {
+    venv=(VIRTUAL_ENV="$LAB/work/venv" PATH="$LAB/work/venv/bin:$LAB_USER_PATH")
+    run_ext extc_p venv1.log "${venv[@]}" -- -N1 -w n2 --ext-cache=local
+    [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
+    assert_equal "$(ranks)" "n2 built 2 1"
+    lab_wait_idle 30 >/dev/null
+    run_ext extc_p venv2.log "${venv[@]}" -- -N1 -w n2 --ext-cache=local
+    [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
+    assert_equal "$(ranks)" "n2 reused 0 1"
+    # and the system environment still finds its own
+    run_ext extc_p sys3.log -- -N1 -w n2 --ext-cache=local
+    assert_equal "$(ranks)" "n2 reused 0 1"
+}
+
+@test "an installation changed in place (a package added to site-packages) changes the derived key" {
+    venv=(VIRTUAL_ENV="$LAB/work/venv" PATH="$LAB/work/venv/bin:$LAB_USER_PATH")
+    site=$(find "$LAB/work/venv/lib" -maxdepth 2 -name site-packages | head -n1)
+    [ -n "$site" ] || fail "the venv has no site-packages"
+    lab_wait_idle 30 >/dev/null
+    before=$(keys_on n3 | wc -l)
+    # a package upgrade adds and removes entries in site-packages: its mtime moves
+    mkdir -p "$site/extc_upgrade.dist-info" && rmdir "$site/extc_upgrade.dist-info"
+    run_ext extc_p upg.log "${venv[@]}" -- -N1 -w n3 --ext-cache=local
+    assert_equal "$(ranks)" "n3 built 2 1"
+    lab_wait_idle 30 >/dev/null
+    assert_equal "$(keys_on n3 | wc -l)" "$((before + 1))"
+}
+
+@test "torch.compile: the next job hits Inductor's FX graph cache from the pool on every node (torch 2.0 and later)" {
+    ver=$(lab_user "$PY" -c 'import torch; print(torch.__version__)')
+    has=$(lab_user "$PY" -c 'import torch; print(int(hasattr(torch, "compile")))')
+    if [ "${ver%%.*}" -lt 2 ]; then
+        # torch before 2.0 (Debian 12's 1.13) has no torch.compile, hence no Inductor cache
+        assert_equal "$has" 0
+        echo "# torch $ver has no torch.compile: this case runs on the releases whose torch has it" >&3
+        return 0
+    fi
+    assert_equal "$has" 1
+    ind=(SLURM_EXT_CACHE_KEY="inductor-$ver" TORCHINDUCTOR_AUTOGRAD_CACHE=1)
+    for job in 1 2; do
+        lab_user mkdir -p "$W/bar-pool$job"
+        rc=0
+        out=$(lab_user env "${ind[@]}" timeout -k 10 900 srun -N3 --ntasks-per-node=1 --ext-cache=local \
+            "$PY" "$LAB/work/torch/inductor.py" "$W/bar-pool$job" 3 2>&1) || rc=$?
+        [ "$rc" -eq 0 ] || fail "job $job failed ($rc): $out"
+        res=$(grep '^RESULT ' <<<"$out" || true)
+        got=$(awk "$KV"' { kv(); print F["node"], F["ok"], (F["fx_hit"] > 0 ? "hit" : "-"), (F["fx_miss"] > 0 ? "miss" : "-") }' <<<"$res" | sort)
+        if [ "$job" = 1 ]; then
+            assert_equal "$got" "$(printf 'n%s 1 - miss\n' 1 2 3)"
+        else
+            assert_equal "$got" "$(printf 'n%s 1 hit -\n' 1 2 3)"
+        fi
+        lab_wait_idle 30 >/dev/null
+    done
+    assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -path '*/torchinductor/locks' -print)" ""
+}
+
+@test "job mode: the epilog moves the job's builds in; the next job-mode job starts warm" {
+    run_ext extc_j jobm1.log SLURM_EXT_CACHE_KEY=jobmode -- -N1 -w n3 --ext-cache=job
+    [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
+    assert_equal "$(ranks)" "n3 built 2 1"
+    lab_wait_idle 30 >/dev/null
+    itest_poll 30 bash -c "grep -q 'epilog: node pool: moved [1-9]' $(lab_log n3)" ||
+        fail "no epilog move logged on n3: $(grep 'node pool' "$(lab_log n3)" | tail -n 5)"
+    run_ext extc_j jobm2.log SLURM_EXT_CACHE_KEY=jobmode -- -N1 -w n3 --ext-cache=job
+    assert_equal "$(ranks)" "n3 reused 0 1"
+    assert_equal "$(lab_node n3 find "$POOL/$ITEST_UID" -maxdepth 1 -name '*.job')" ""
+}
+
+@test "two concurrent jobs of one user on a node: both complete, the pool keeps one whole copy of each entry" {
+    cat >"$LAB/work/conc.sh" <<'SH'
+#!/bin/bash
+# a shared entry and one of its own, then wait (bounded) until the sibling job runs too
+mkdir -p "$TRITON_CACHE_DIR/shared" "$TRITON_CACHE_DIR/own.$SLURM_JOB_ID"
+head -c 65536 /dev/urandom >"$TRITON_CACHE_DIR/shared/blob"
+head -c 65536 /dev/urandom >"$TRITON_CACHE_DIR/own.$SLURM_JOB_ID/blob"
+touch "$1/$SLURM_JOB_ID"
+for _ in $(seq 300); do [ "$(ls "$1" | wc -l)" -ge 2 ] && break; sleep 0.1; done
+echo "DONE $SLURM_JOB_ID $(ls "$1" | wc -l)"
+SH
+    chmod 755 "$LAB/work/conc.sh"
+    meet=$W/meet
+    lab_user mkdir -p "$meet"
+    lab_user env SLURM_EXT_CACHE_KEY=conc srun -N1 -w n1 --ext-cache=local "$LAB/work/conc.sh" "$meet" >"$W/c1.out" 2>&1 &
+    a=$!
+    lab_user env SLURM_EXT_CACHE_KEY=conc srun -N1 -w n1 --ext-cache=local "$LAB/work/conc.sh" "$meet" >"$W/c2.out" 2>&1 &
+    b=$!
+    wait "$a" || fail "job 1: $(cat "$W/c1.out")"
+    wait "$b" || fail "job 2: $(cat "$W/c2.out")"
+    assert_equal "$(cat "$W/c1.out" "$W/c2.out" | grep -c '^DONE [0-9]* 2$')" 2
+    lab_wait_idle 30 >/dev/null
+    found=$(lab_node n1 find "$POOL/$ITEST_UID" -path '*/triton/*' -name blob -printf '%s %P\n' | sort)
+    assert_equal "$(grep -c '/triton/shared/blob$' <<<"$found")" 1
+    assert_equal "$(grep -c '/triton/own\.[0-9]*/blob$' <<<"$found")" 2
+    assert_equal "$(awk '$1 != 65536' <<<"$found")" ""
+    assert_equal "$(lab_node n1 find "$POOL" -name '.ext-cache-stage.*' -print)" ""
+}
+
+@test "pool_max holds after many jobs: the least recently used keys go after the epilogs" {
+    itest_cluster "base=$ITEST_BASE pool=node pool_max=256K pool_total_max=1M"
+    cat >"$LAB/work/fill.sh" <<'SH'
+#!/bin/bash
+mkdir -p "$TRITON_CACHE_DIR/e" && head -c 102400 /dev/urandom >"$TRITON_CACHE_DIR/e/blob"
+SH
+    chmod 755 "$LAB/work/fill.sh"
+    for i in $(seq 8); do
+        lab_user env SLURM_EXT_CACHE_KEY="many$i" srun -N1 -w n2 --ext-cache=local "$LAB/work/fill.sh" ||
+            fail "job $i failed"
+    done
+    lab_wait_idle 30 >/dev/null
+    used() { lab_node n2 du -sb "$POOL/$ITEST_UID" | awk '{print $1}'; }
+    # shellcheck disable=SC2016 # evaluated by itest_poll, each time
+    itest_poll 30 eval '[ "$(used)" -le 262144 ]' || fail "the user's pool on n2 holds $(used) bytes"
+    # the most recent key stayed, the oldest went
+    itest_match "^[0-9a-f]{32}\$" "$(keys_on n2)"
+    itest_match "node pool: .*evicted [1-9][0-9]* \([0-9]+ unused past pool_ttl, [1-9][0-9]* over pool_max" \
+        "$(cat "$(lab_log n2)")"
+    itest_no_drain
+}
+
+@test "a full disk during the move into the pool: the step ends normally, the pool stays consistent" {
+    # the daemons' node namespaces are made at start: the small disk is mounted in them after
+    itest_cluster "base=/var/tmp/small/ext-cache pool=node"
+    for n in $(lab_nodes); do
+        lab_node "$n" mkdir -p /var/tmp/small
+        lab_node "$n" mount -t tmpfs -o size=1M,mode=0755 tmpfs /var/tmp/small
+    done
+    cat >"$LAB/work/full.sh" <<'SH'
+#!/bin/bash
+mkdir -p "$TRITON_CACHE_DIR/k" && echo x >"$TRITON_CACHE_DIR/k/f"
+# fill the disk to the last block: the pool's levels and manifest cannot be written
+head -c 2M /dev/zero >"$SLURM_EXT_CACHE_DIR/fill" 2>/dev/null
+echo "FULL $(df --output=avail /var/tmp/small | tail -n1)"
+SH
+    chmod 755 "$LAB/work/full.sh"
+    rc=0
+    out=$(lab_user srun -N1 -w n1 --ext-cache=local "$LAB/work/full.sh" 2>&1) || rc=$?
+    assert_equal "$rc" 0
+    itest_match '^FULL +0$' "$out"
+    lab_wait_idle 30 >/dev/null
+    # nothing half: no stage, no draft manifest; the job's directory is gone
+    assert_equal "$(lab_node n1 find /var/tmp/small/ext-cache/.pool \( -name '.ext-cache-stage.*' -o -name '.ext-cache-manifest.*' \) -print)" ""
+    itest_absent n1 "/var/tmp/small/ext-cache/$ITEST_UID" || fail "the job's tree is left"
+    # and the next job of that key works and is pooled
+    # shellcheck disable=SC2016 # expanded by the job's shell
+    out=$(lab_user srun -N1 -w n1 --ext-cache=local bash -c 'mkdir -p "$TRITON_CACHE_DIR/k2" && echo y >"$TRITON_CACHE_DIR/k2/f" && echo OK') ||
+        fail "the next job failed: $out"
+    lab_wait_idle 30 >/dev/null
+    itest_match '/triton/k2/f$' "$(lab_node n1 find /var/tmp/small/ext-cache/.pool -name f)"
+    itest_no_drain
+    for n in $(lab_nodes); do lab_node "$n" umount /var/tmp/small; done
+}
+
+@test "bad pool arguments are refused with the key and value named" {
+    itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE pool=maybe"
+    run lab_user srun -N1 --ext-cache=local true
+    [ "$status" -ne 0 ] || fail "srun ran with pool=maybe"
+    assert_output --partial "pool=maybe: expected off or node"
+    for bad in "pool_max=0:expected a size of at least 1" "pool_max=12Q:expected a size" \
+        "pool_ttl=0:expected a number of days from 1 to 3650" "pool_total_max=lots:expected a size"; do
+        itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE pool=node ${bad%%:*}"
+        run lab_user srun -N1 --ext-cache=local true
+        [ "$status" -ne 0 ] || fail "srun ran with ${bad%%:*}"
+        assert_output --partial "${bad%%:*}: ${bad#*:}"
+    done
+    itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE pool=node pool_max=2G pool_total_max=1G"
+    run lab_user srun -N1 --ext-cache=local true
+    [ "$status" -ne 0 ] || fail "srun ran with pool_max above pool_total_max"
+    assert_output --partial "pool_max=2147483648 bytes: larger than pool_total_max=1073741824 bytes"
+    itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE pool=node"
+}
