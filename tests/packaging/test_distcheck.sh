@@ -93,7 +93,7 @@ if pkg_run "the tarball configures out of tree with --prefix=/usr --sysconfdir=/
     conf=$dest/etc/slurm/plugstack.conf.d/ext-cache.conf
     t_eq "the installed snippet is all comments" "" "$(grep -v '^#' "$conf" 2>/dev/null | grep -v '^[[:space:]]*$')"
     t_check "the installed snippet's line names the installed plugin" \
-        grep -qx "#optional $plugindir/ext_cache.so base=/var/tmp/ext-cache default=off" "$conf"
+        grep -qx "#optional $plugindir/ext_cache.so base=/var/tmp/ext-cache default=off pool=node" "$conf"
     t_check "the installed snippet names the directory it lives in" \
         grep -q "include /etc/slurm/plugstack.conf.d/\*.conf" "$conf"
     pkg_check_plugin "make install" "$dest$plugindir/ext_cache.so"

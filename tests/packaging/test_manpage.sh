@@ -84,6 +84,10 @@ int main(int argc, char **argv)
 		printf("seed_max %lluG\n", (unsigned long long)(cfg.seed_max >> 30));
 		printf("seed_timeout %u\n", cfg.seed_timeout);
 		printf("publish_timeout %u\n", cfg.publish_timeout);
+		printf("pool %s\n", cfg.pool ? "node" : "off");
+		printf("pool_max %lluG\n", (unsigned long long)(cfg.pool_max >> 30));
+		printf("pool_total_max %lluG\n", (unsigned long long)(cfg.pool_total_max >> 30));
+		printf("pool_ttl %u\n", cfg.pool_ttl);
 		return (0);
 	}
 	if (argc == 2 && strcmp(argv[1], "builtins") == 0) {
