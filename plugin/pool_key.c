@@ -73,13 +73,14 @@ static void hash_field(struct hash *h, const char *s)
 int extc_pool_key(const struct extc_pool_key_in *in, char *out, size_t len)
 {
 	struct hash h;
-	size_t i;
 
 	hash_init(&h);
 	if (in->user_key != NULL) {
 		hash_field(&h, "user-key");
 		hash_field(&h, in->user_key);
 	} else {
+		size_t i;
+
 		hash_field(&h, "derived");
 		for (i = 0; extc_pool_key_vars[i] != NULL; i++)
 			hash_field(&h, in->values != NULL ? in->values[i] : NULL);
