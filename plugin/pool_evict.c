@@ -15,6 +15,7 @@
 #include "layout.h"
 #include "pool_fs.h"
 #include "pool_fs_int.h"
+#include "pool_job.h"
 #include "text.h"
 
 /* What a record says: its size line, and its modification time as the last use. */
@@ -33,8 +34,24 @@ static void read_record(int fd, struct extc_pool_entry *e)
 	e->used = fstat(fd, &sb) == 0 ? (int64_t)sb.st_mtim.tv_sec : 0;
 }
 
+/*
+ * A job-mode job's note outlives it only if its epilog never ran (a node
+ * crash): root's own file, dropped once older than 'stale'.
+ */
+static void drop_stale_note(int uidfd, const char *name, int64_t stale)
+{
+	size_t len = strlen(name), slen = strlen(EXTC_POOL_JOB_SUFFIX);
+	struct stat sb;
+
+	if (len <= slen || strcmp(name + len - slen, EXTC_POOL_JOB_SUFFIX) != 0)
+		return;
+	if (fstatat(uidfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
+	    (int64_t)sb.st_mtim.tv_sec < stale)
+		unlinkat(uidfd, name, 0);
+}
+
 /* Add one user's keys to 'e': busy if a step holds the record. */
-static void scan_user(int uidfd, uid_t uid, const struct extc_fs_policy *pol,
+static void scan_user(int uidfd, uid_t uid, const struct extc_fs_policy *pol, int64_t stale,
 		      struct extc_pool_entry *e, size_t *n)
 {
 	struct dirent *de;
@@ -50,8 +67,10 @@ static void scan_user(int uidfd, uid_t uid, const struct extc_fs_policy *pol,
 		struct extc_pool_entry *x = &e[*n];
 		int fd;
 
-		if (!extc_pool_key_name_ok(de->d_name))
+		if (!extc_pool_key_name_ok(de->d_name)) {
+			drop_stale_note(uidfd, de->d_name, stale);
 			continue;
+		}
 		memset(x, 0, sizeof(*x));
 		x->uid = uid;
 		strcpy(x->key, de->d_name);
@@ -67,7 +86,7 @@ static void scan_user(int uidfd, uid_t uid, const struct extc_fs_policy *pol,
 	closedir(d);
 }
 
-static size_t scan(struct extc_pool_fds *p, const struct extc_fs_policy *pol,
+static size_t scan(struct extc_pool_fds *p, const struct extc_fs_policy *pol, int64_t stale,
 		   struct extc_pool_entry *e)
 {
 	char why[EXTC_WHY_MAX];
@@ -88,7 +107,7 @@ static size_t scan(struct extc_pool_fds *p, const struct extc_fs_policy *pol,
 			continue;
 		p->t.path[plen] = '\0';
 		if (extc_pool_open_user(p, pol, de->d_name, false, why, sizeof(why)) == EXTC_LEVEL_FOUND)
-			scan_user(p->uid, uid, pol, e, &n);
+			scan_user(p->uid, uid, pol, stale, e, &n);
 		if (p->uid >= 0)
 			close(p->uid);
 		p->uid = -1;
@@ -187,7 +206,7 @@ int extc_pool_evict(const struct extc_config *cfg, const struct extc_fs_policy *
 		extc_fmt(why, whylen, "out of memory");
 		goto out;
 	}
-	n = scan(&p, pol, e);
+	n = scan(&p, pol, now - (int64_t)cfg->pool_ttl * 86400, e);
 	rep->keys = (unsigned)n;
 	extc_pool_choose(e, n, &lim, now);
 	evict_chosen(&p, trashfd, pol, e, n, rep);
