@@ -122,6 +122,17 @@ static void move_entry(struct pub *p, int srcfd, const char *name, int dstfd, co
 
 	if (fstatat(srcfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
+	/*
+	 * A torch build moves whole, but never with its lock: torch 2.14 keeps
+	 * the file after every build. The step is over, nobody holds it.
+	 */
+	if (merge == 0 && S_ISDIR(sb.st_mode)) {
+		sfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
+		if (sfd >= 0) {
+			unlinkat(sfd, EXTC_WARM_LOCK_NAME, 0);
+			close(sfd);
+		}
+	}
 	if (move_noreplace(srcfd, name, dstfd, S_ISDIR(sb.st_mode)) == 0) {
 		p->rep->published++;
 		return;
