@@ -260,6 +260,44 @@ SH
     for n in $(lab_nodes); do lab_node "$n" umount /var/tmp/small; done
 }
 
+@test "what a user plants in their own key (links out, another user's directory) cannot hurt root: at worst a cold start" {
+    itest_cluster "base=$ITEST_BASE pool=node"
+    before=$(keys_on n1)
+    # shellcheck disable=SC2016 # expanded by the job's shell
+    lab_user env SLURM_EXT_CACHE_KEY=planted srun -N1 -w n1 --ext-cache=local bash -c \
+        'mkdir -p "$TRITON_CACHE_DIR/k" && echo x >"$TRITON_CACHE_DIR/k/f"' || fail "the first job failed"
+    lab_wait_idle 30 >/dev/null
+    key=$(comm -13 <(echo "$before") <(keys_on n1))
+    [ -n "$key" ] || fail "no key directory for SLURM_EXT_CACHE_KEY=planted on n1"
+    victim=$LAB/work/victim
+    mkdir -p "$victim" && echo keep >"$victim/file" && chmod 755 "$victim"
+    # the user's own doing, in the user's own key: links out of it
+    lab_node n1 setpriv --reuid="$ITEST_UID" --regid="$ITEST_GID" --clear-groups \
+        bash -c "ln -s $victim '$POOL/$ITEST_UID/$key/torchinductor' && ln -s $victim/file '$POOL/$ITEST_UID/$key/triton/link'" ||
+        fail "planting the links failed"
+    # another user's directory in it (as a second user could move one of theirs in)
+    lab_node n1 mkdir "$POOL/$ITEST_UID/$key/triton/foreign"
+    lab_node n1 bash -c "echo theirs >'$POOL/$ITEST_UID/$key/triton/foreign/f' && chown -R 65534:65534 '$POOL/$ITEST_UID/$key/triton/foreign'"
+    rc=0
+    # shellcheck disable=SC2016 # expanded by the job's shell
+    out=$(lab_user env SLURM_EXT_CACHE_KEY=planted srun -N1 -w n1 --ext-cache=local bash -c \
+        'ls -l "$SLURM_EXT_CACHE_DIR" "$TRITON_CACHE_DIR"; mkdir -p "$TORCHINDUCTOR_CACHE_DIR/x" 2>&1; echo DONE') || rc=$?
+    assert_equal "$rc" 0
+    itest_match '^DONE$' "$out"
+    # evict it: unused for 30 days (its record's mtime is its last use), then another job's epilog
+    lab_wait_idle 30 >/dev/null
+    lab_node n1 touch -d '30 days ago' "$POOL/$ITEST_UID/$key.use"
+    lab_user env SLURM_EXT_CACHE_KEY=evictor srun -N1 -w n1 --ext-cache=local true || fail "the evicting job failed"
+    lab_wait_idle 30 >/dev/null
+    itest_poll 30 itest_absent n1 "$POOL/$ITEST_UID/$key" || fail "key $key was not evicted"
+    assert_equal "$(cat "$victim/file")" keep
+    assert_equal "$(stat -c '%U %a' "$victim")" "root 755"
+    # the other user's directory is never removed by root on the user's behalf: kept for the admin
+    kept_foreign() { lab_node n1 find "$ITEST_BASE/.trash" -user 65534 -name f | grep -q .; }
+    itest_poll 30 kept_foreign || fail "the other user's file is not kept in n1's trash"
+    itest_no_drain
+}
+
 @test "bad pool arguments are refused with the key and value named" {
     itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE pool=maybe"
     run lab_user srun -N1 --ext-cache=local true
