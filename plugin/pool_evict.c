@@ -18,22 +18,6 @@
 #include "pool_job.h"
 #include "text.h"
 
-/* What a record says: its size line, and its modification time as the last use. */
-static void read_record(int fd, struct extc_pool_entry *e)
-{
-	char text[EXTC_POOL_RECORD_MAX + 1];
-	struct stat sb;
-	ssize_t n = pread(fd, text, EXTC_POOL_RECORD_MAX, 0);
-
-	e->bytes = 0;
-	if (n > 0) {
-		text[n] = '\0';
-		if (strncmp(text, "bytes=", 6) == 0)
-			e->bytes = strtoull(text + 6, NULL, 10);
-	}
-	e->used = fstat(fd, &sb) == 0 ? (int64_t)sb.st_mtim.tv_sec : 0;
-}
-
 /*
  * A job-mode job's note outlives it only if its epilog never ran (a node
  * crash): root's own file, dropped once older than 'stale'.
@@ -76,7 +60,7 @@ static void scan_user(int uidfd, uid_t uid, const struct extc_fs_policy *pol, in
 		strcpy(x->key, de->d_name);
 		fd = extc_pool_open_record(uidfd, de->d_name, false, pol);
 		if (fd >= 0) {
-			read_record(fd, x);
+			extc_pool_read_record(fd, &x->bytes, &x->used);
 			x->busy = flock(fd, LOCK_EX | LOCK_NB) < 0;
 			close(fd);
 		}
@@ -136,7 +120,7 @@ static int evict_one(int uidfd, int trashfd, const struct extc_pool_entry *e,
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
 		goto out;
 	if (fd >= 0) {
-		read_record(fd, &now);
+		extc_pool_read_record(fd, &now.bytes, &now.used);
 		if (now.used != e->used)
 			goto out;	/* used since the scan */
 	}

@@ -148,7 +148,7 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
 		rv = EXTC_POOL_EVICTING;
 	} else if (key_dir(p.uid, key, ids, sub, sizeof(sub)) < 0) {
 		extc_fmt(why, whylen, "%s/%s: %s", p.t.path, key, sub);
-	} else if (futimens(fd, NULL) == 0 &&
+	} else if (extc_pool_read_record(fd, &h->bytes, NULL) == 0 && futimens(fd, NULL) == 0 &&
 		   extc_fmt(h->dir, sizeof(h->dir), "%s/%s", p.t.path, key) == 0) {
 		h->record_fd = fd;
 		fd = -1;
@@ -160,6 +160,23 @@ out:
 		close(fd);
 	extc_pool_fds_close(&p);
 	return (rv);
+}
+
+int extc_pool_read_record(int fd, uint64_t *bytes, int64_t *used)
+{
+	char text[EXTC_POOL_RECORD_MAX + 1];
+	struct stat sb;
+	ssize_t n = pread(fd, text, EXTC_POOL_RECORD_MAX, 0);
+
+	*bytes = 0;
+	if (n > 0) {
+		text[n] = '\0';
+		if (strncmp(text, "bytes=", 6) == 0)
+			*bytes = strtoull(text + 6, NULL, 10);
+	}
+	if (used != NULL)
+		*used = fstat(fd, &sb) == 0 ? (int64_t)sb.st_mtim.tv_sec : 0;
+	return (n < 0 ? -1 : 0);
 }
 
 int extc_pool_record_size(struct extc_pool_hold *h, uint64_t bytes)

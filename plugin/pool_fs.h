@@ -26,6 +26,7 @@
 struct extc_pool_hold {
 	int record_fd;		/* locked shared for the step's life; -1: no hold */
 	char dir[PATH_MAX];	/* the key directory's path, for the user's child */
+	uint64_t bytes;		/* what the record says the key held at its last move (0: nothing yet) */
 };
 
 enum extc_pool_hold_result {

@@ -25,4 +25,7 @@ enum extc_level_result extc_pool_open_user(struct extc_pool_fds *p, const struct
 /* <key>.use: a plain root-owned file, or -1. */
 int extc_pool_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol);
 
+/* The record's "bytes=N" (0 when it has none) and, unless NULL, its mtime as the last use. */
+int extc_pool_read_record(int fd, uint64_t *bytes, int64_t *used);
+
 #endif /* EXTC_POOL_FS_INT_H_ */

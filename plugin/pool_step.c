@@ -143,6 +143,11 @@ void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 
 	if (!pool.held || extc_warm_step_seeds() || cfg->seed_max == 0)
 		return;
+	/* root's record says so: no child to fork for a key that holds nothing */
+	if (pool.hold.bytes == 0) {
+		extc_verbose("node pool: key %s holds nothing yet: this step starts cold", pool.key);
+		return;
+	}
 	extc_warm_step_creds(sp, ids, &cr);
 	extc_warm_step_arg(&a, cfg, ids, leaf_path, cfg->seed_timeout, pool.key);
 	a.seed = pool.hold.dir;
@@ -152,9 +157,7 @@ void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 		return;
 	}
 	extc_warm_size_text(r.st.bytes, size, sizeof(size));
-	if (r.seed == EXTC_SEED_DONE && r.st.files + r.st.links == 0)
-		extc_verbose("node pool: key %s holds nothing yet: this step starts cold", pool.key);
-	else if (r.seed == EXTC_SEED_DONE)
+	if (r.seed == EXTC_SEED_DONE)
 		extc_verbose("node pool: seeded %s from key %s: %llu files, %s in %.3f s", leaf_path,
 			     pool.key, (unsigned long long)r.st.files, size, (double)r.ns / 1e9);
 	else if (r.seed == EXTC_SEED_REFUSED)
