@@ -94,7 +94,7 @@ int extc_pool_open_record(int uidfd, const char *key, bool create, const struct 
 static int key_dir(int uidfd, const char *key, const struct extc_ids *ids, char *why,
 		   size_t whylen)
 {
-	struct extc_ident id;
+	struct extc_ident id, parent;
 
 	if (mkdirat(uidfd, key, KEY_MODE) == 0) {
 		if (fchownat(uidfd, key, ids->uid, ids->gid, AT_SYMLINK_NOFOLLOW) == 0)
@@ -104,11 +104,15 @@ static int key_dir(int uidfd, const char *key, const struct extc_ids *ids, char 
 		unlinkat(uidfd, key, AT_REMOVEDIR);
 		return (-1);
 	}
-	if (errno != EEXIST || extc_ident_at(uidfd, key, &id) < 0) {
+	if (errno != EEXIST || extc_ident_at(uidfd, key, &id) < 0 || extc_ident_fd(uidfd, &parent) < 0) {
 		extc_fmt(why, whylen, "cannot make the key directory: %s", strerror(errno));
 		return (-1);
 	}
-	if (!S_ISDIR(id.mode) || id.uid != ids->uid || (id.mode & 077) != 0 || id.mount_root) {
+	if (id.mount_root || !extc_ident_same_mount(&id, &parent)) {
+		extc_fmt(why, whylen, "the key directory is a mount point; left for the evictor");
+		return (-1);
+	}
+	if (!S_ISDIR(id.mode) || id.uid != ids->uid || (id.mode & 077) != 0) {
 		extc_fmt(why, whylen, "the key directory is not a 0700 directory of uid %u "
 			 "(uid %u, mode %04o); left for the evictor", (unsigned)ids->uid,
 			 (unsigned)id.uid, (unsigned)(id.mode & 07777));

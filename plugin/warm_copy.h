@@ -3,6 +3,7 @@
 #ifndef EXTC_WARM_COPY_H_
 #define EXTC_WARM_COPY_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
