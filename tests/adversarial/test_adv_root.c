@@ -32,12 +32,14 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "advtree.h"
 #include "fs_remove.h"
 #include "fusesrv.h"
 #include "layout.h"
+#include "pool_fs.h"
 #include "testmain.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
@@ -1072,23 +1074,21 @@ static void test_base_on_fuse_is_refused(void **state)
 	adv_assert_no_fd_leak(fx);
 }
 
-static int remove_in_child(struct adv_tree *t, struct fusesrv *srv, double limit, double *took,
-			   bool *blocked)
+/*
+ * Run fn(arg) as root in a child, which may block in a FUSE request: after
+ * 'limit' seconds it is killed (and the daemon stopped to free it). Returns
+ * fn's exit code, or -1 with *blocked.
+ */
+static int root_in_child(int (*fn)(void *), void *arg, struct fusesrv *srv, double limit,
+			 double *took, bool *blocked)
 {
 	double t0 = adv_now();
 	int status = 0;
 	pid_t pid = fork();
 
 	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct extc_rm_report rep;
-		char why[1024];
-		int rv = extc_tree_remove_job(&t->cfg, &t->pol, ADV_USER_UID, ADV_JOBID, &rep, why,
-					      sizeof(why));
-
-		fprintf(stderr, "#   removal: %s\n", rv == 0 ? "complete" : why);
-		_exit(rv == 0 ? 0 : 1);
-	}
+	if (pid == 0)
+		_exit(fn(arg));
 	*blocked = true;
 	while (adv_now() - t0 < limit) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -1106,6 +1106,23 @@ static int remove_in_child(struct adv_tree *t, struct fusesrv *srv, double limit
 		return (-1);
 	}
 	return (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+static int remove_job(void *arg)
+{
+	struct adv_tree *t = arg;
+	struct extc_rm_report rep;
+	char why[1024];
+	int rv = extc_tree_remove_job(&t->cfg, &t->pol, ADV_USER_UID, ADV_JOBID, &rep, why, sizeof(why));
+
+	fprintf(stderr, "#   removal: %s\n", rv == 0 ? "complete" : why);
+	return (rv == 0 ? 0 : 1);
+}
+
+static int remove_in_child(struct adv_tree *t, struct fusesrv *srv, double limit, double *took,
+			   bool *blocked)
+{
+	return (root_in_child(remove_job, t, srv, limit, took, blocked));
 }
 
 static void fuse_inside(struct fsfx *fx, bool hang)
@@ -1159,6 +1176,114 @@ static void test_fuse_daemon_that_never_answers(void **state)
 	fuse_inside(*state, true);
 }
 
+/* ---- the node pool: a key is the user's, its level root's ---- */
+
+#define POOL_KEY "0123456789abcdef0123456789abcdef"
+
+struct pool_case {
+	struct adv_tree t;
+	char pool_uid[PATH_MAX];	/* <base>/.pool/4242 */
+	char key[PATH_MAX];		/* its key directory */
+};
+
+static void pool_case_make(struct fsfx *fx, struct pool_case *c)
+{
+	struct extc_pool_hold h;
+	char why[1024];
+
+	advtree_config(fx, &c->t, "base");
+	c->t.cfg.pool = true;
+	assert_int_equal(extc_tree_prepare_base(&c->t.cfg, &c->t.pol, why, sizeof(why)), 0);
+	assert_int_equal(extc_pool_hold(&c->t.cfg, &c->t.pol, &c->t.ids, POOL_KEY, &h, why,
+					sizeof(why)), EXTC_POOL_HELD);
+	extc_pool_release(&h);
+	adv_fmt(c->pool_uid, sizeof(c->pool_uid), "%s/.pool/%u", c->t.base, (unsigned)ADV_USER_UID);
+	adv_fmt(c->key, sizeof(c->key), "%s/%s", c->pool_uid, POOL_KEY);
+}
+
+/* A step's hold: 0 when refused because the key directory is a mount point. */
+static int pool_hold_refuses_mount(void *arg)
+{
+	struct pool_case *c = arg;
+	struct extc_pool_hold h;
+	char why[1024];
+
+	if (extc_pool_hold(&c->t.cfg, &c->t.pol, &c->t.ids, POOL_KEY, &h, why, sizeof(why)) ==
+	    EXTC_POOL_HELD)
+		return (7);
+	fprintf(stderr, "#   hold refused: %s\n", why);
+	return (strstr(why, "is a mount point") != NULL ? 0 : 6);
+}
+
+/* An eviction pass a year on: 0 when the key could not be moved and nothing else happened. */
+static int pool_evict_leaves_mount(void *arg)
+{
+	struct pool_case *c = arg;
+	struct extc_pool_evict_report rep;
+	char why[1024];
+
+	if (extc_pool_evict(&c->t.cfg, &c->t.pol, (int64_t)time(NULL) + 365 * 86400, &rep, why,
+			    sizeof(why)) < 0)
+		return (9);
+	fprintf(stderr, "#   eviction: %u keys, %u evicted, %u could not be\n", rep.keys,
+		rep.evicted, rep.failed);
+	return (rep.failed == 1 && rep.evicted == 0 ? 0 : 8);
+}
+
+/*
+ * Case 60: a FUSE filesystem whose daemon answers nothing but INIT, mounted
+ * by the user on its own key directory: the next step's hold refuses the
+ * key (seen from memory, never asked), and the eviction pass cannot rename
+ * a mount point, so the key stays, reported; neither waits.
+ */
+static void test_pool_fuse_on_a_key_blocks_no_hold_and_no_eviction(void **state)
+{
+	struct fsfx *fx = *state;
+	struct adv_sentinels sent;
+	struct pool_case c;
+	struct fusesrv srv;
+	bool blocked;
+	double took;
+
+	adv_sentinels_make(fx, &sent);
+	pool_case_make(fx, &c);
+	start_fuse(fx, &srv, c.key, true);
+	assert_int_equal(root_in_child(pool_hold_refuses_mount, &c, &srv, 10.0, &took, &blocked), 0);
+	assert_false(blocked);
+	assert_int_equal(root_in_child(pool_evict_leaves_mount, &c, &srv, 10.0, &took, &blocked), 0);
+	assert_false(blocked);
+	fusesrv_stop(&srv);
+	adv_sentinels_assert(&sent);
+	adv_sentinels_drop(&sent);
+	adv_assert_no_fd_leak(fx);
+}
+
+/* Case 61: the user's pool level replaced by a link (a corrupted tree): refused, never followed. */
+static void test_pool_linked_level_is_refused_and_never_followed(void **state)
+{
+	struct fsfx *fx = *state;
+	struct extc_pool_evict_report rep;
+	struct adv_sentinels sent;
+	struct extc_pool_hold h;
+	struct pool_case c;
+	char moved[PATH_MAX], why[1024];
+
+	adv_sentinels_make(fx, &sent);
+	pool_case_make(fx, &c);
+	adv_fmt(moved, sizeof(moved), "%s.away", c.pool_uid);
+	assert_int_equal(rename(c.pool_uid, moved), 0);
+	assert_int_equal(symlink(sent.etc_dir, c.pool_uid), 0);
+	assert_int_equal(extc_pool_hold(&c.t.cfg, &c.t.pol, &c.t.ids, POOL_KEY, &h, why, sizeof(why)),
+			 EXTC_POOL_REFUSED);
+	assert_non_null(strstr(why, "symbolic link"));
+	assert_int_equal(extc_pool_evict(&c.t.cfg, &c.t.pol, (int64_t)time(NULL) + 365 * 86400, &rep,
+					 why, sizeof(why)), 0);
+	assert_int_equal(rep.evicted, 0);
+	adv_sentinels_assert(&sent);
+	adv_sentinels_drop(&sent);
+	adv_assert_no_fd_leak(fx);
+}
+
 static int root_teardown(void **state)
 {
 	restore_protections();
@@ -1199,6 +1324,8 @@ int main(void)
 		ROOT_TEST(test_base_on_fuse_is_refused),
 		ROOT_TEST(test_fuse_mount_inside_the_tree),
 		ROOT_TEST(test_fuse_daemon_that_never_answers),
+		ROOT_TEST(test_pool_fuse_on_a_key_blocks_no_hold_and_no_eviction),
+		ROOT_TEST(test_pool_linked_level_is_refused_and_never_followed),
 		ROOT_TEST(test_swap_race_protections_off),
 		ROOT_TEST(test_swap_race_protections_on),
 	};
