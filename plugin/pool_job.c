@@ -72,47 +72,62 @@ out:
 	return (rv);
 }
 
-/* Read and drop the note: root's own file in a root-owned level, so its text is trusted. */
+/* The note's text, read and dropped: -1 when there is none or it is not a plain root file. */
+static ssize_t read_note(int uidfd, uint32_t jobid, const struct extc_fs_policy *pol, char *text)
+{
+	char name[32];
+	struct stat sb;
+	ssize_t n = -1;
+	int fd;
+
+	note_name(jobid, name, sizeof(name));
+	fd = openat(uidfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return (-1);
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == pol->owner)
+		n = read(fd, text, NOTE_MAX);
+	close(fd);
+	unlinkat(uidfd, name, 0);
+	if (n >= 0)
+		text[n] = '\0';
+	return (n);
+}
+
+/* "key=<key>\nleaf=<path>\n": root's own text, in a root-owned level, so trusted once well-formed. */
+static bool parse_note(char *text, char *key, char *leaf)
+{
+	char *nl;
+
+	if (strncmp(text, "key=", 4) != 0 || strlen(text) < 4 + EXTC_POOL_KEY_LEN + 7 ||
+	    strncmp(text + 4 + EXTC_POOL_KEY_LEN, "\nleaf=", 6) != 0)
+		return (false);
+	memcpy(key, text + 4, EXTC_POOL_KEY_LEN);
+	key[EXTC_POOL_KEY_LEN] = '\0';
+	nl = strchr(text + 10 + EXTC_POOL_KEY_LEN, '\n');
+	if (!extc_pool_key_name_ok(key) || nl == NULL)
+		return (false);
+	*nl = '\0';
+	return (extc_fmt(leaf, PATH_MAX, "%s", text + 10 + EXTC_POOL_KEY_LEN) == 0);
+}
+
 static enum extc_pool_job_result take_note(const struct extc_config *cfg,
 					   const struct extc_fs_policy *pol, uid_t uid,
 					   uint32_t jobid, char *key, char *leaf, char *why,
 					   size_t whylen)
 {
-	char name[32], text[NOTE_MAX + 1], *nl;
+	char text[NOTE_MAX + 1];
 	struct extc_pool_fds p;
-	struct stat sb;
-	ssize_t n = -1;
-	int fd = -1;
 	enum extc_pool_job_result rv = EXTC_POOL_JOB_NONE;
 
-	if (open_user_level(cfg, pol, uid, false, &p, why, whylen) != EXTC_LEVEL_FOUND)
-		goto out;
-	note_name(jobid, name, sizeof(name));
-	fd = openat(p.uid, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		goto out;
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == pol->owner)
-		n = read(fd, text, NOTE_MAX);
-	unlinkat(p.uid, name, 0);
-	rv = EXTC_POOL_JOB_FAILED;
-	extc_fmt(why, whylen, "%s/%s: not a note of this plugin", p.t.path, name);
-	if (n <= 0)
-		goto out;
-	text[n] = '\0';
-	if (strncmp(text, "key=", 4) != 0 || strlen(text) < 4 + EXTC_POOL_KEY_LEN + 7 ||
-	    strncmp(text + 4 + EXTC_POOL_KEY_LEN, "\nleaf=", 6) != 0)
-		goto out;
-	memcpy(key, text + 4, EXTC_POOL_KEY_LEN);
-	key[EXTC_POOL_KEY_LEN] = '\0';
-	nl = strchr(text + 10 + EXTC_POOL_KEY_LEN, '\n');
-	if (!extc_pool_key_name_ok(key) || nl == NULL)
-		goto out;
-	*nl = '\0';
-	if (extc_fmt(leaf, PATH_MAX, "%s", text + 10 + EXTC_POOL_KEY_LEN) == 0)
+	if (open_user_level(cfg, pol, uid, false, &p, why, whylen) == EXTC_LEVEL_FOUND &&
+	    read_note(p.uid, jobid, pol, text) >= 0) {
 		rv = EXTC_POOL_JOB_MOVED;
-out:
-	if (fd >= 0)
-		close(fd);
+		if (!parse_note(text, key, leaf)) {
+			extc_fmt(why, whylen, "%s/%u%s: not a note of this plugin", p.t.path, jobid,
+				 EXTC_POOL_JOB_SUFFIX);
+			rv = EXTC_POOL_JOB_FAILED;
+		}
+	}
 	extc_pool_fds_close(&p);
 	return (rv);
 }

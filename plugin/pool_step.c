@@ -133,13 +133,35 @@ void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct
 		extc_error("node pool: %s; this job's builds will not be pooled", why);
 }
 
+/*
+ * The two jobs of the user's child, with their argument and result (too
+ * large for slurmstepd's stack, and seen by one hook at a time).
+ */
+static struct {
+	struct extc_warm_child_arg arg;
+	union {
+		struct extc_warm_seed_res seed;
+		struct extc_pool_publish_res publish;
+	} res;
+	char why[EXTC_WHY_MAX];
+} child;
+
+/* fn on the leaf and the key, as the job's user, bounded by 'timeout_s'. */
+static enum extc_as_user_result run_as_user(spank_t sp, const struct extc_ids *ids,
+					    extc_as_user_fn fn, uint32_t timeout_s)
+{
+	struct extc_creds cr;
+
+	extc_warm_step_creds(sp, ids, &cr);
+	return (extc_as_user(&cr, (uint64_t)timeout_s * 1000, fn, &child.arg, &child.res,
+			     sizeof(child.res), child.why, sizeof(child.why)));
+}
+
 void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
 			 const char *leaf_path)
 {
-	static struct extc_warm_child_arg a;
-	static struct extc_warm_seed_res r;
-	struct extc_creds cr;
-	char why[EXTC_WHY_MAX], size[64];
+	const struct extc_warm_seed_res *r = &child.res.seed;
+	char size[64];
 
 	if (!pool.held || extc_warm_step_seeds() || cfg->seed_max == 0)
 		return;
@@ -148,54 +170,48 @@ void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 		extc_verbose("node pool: key %s holds nothing yet: this step starts cold", pool.key);
 		return;
 	}
-	extc_warm_step_creds(sp, ids, &cr);
-	extc_warm_step_arg(&a, cfg, ids, leaf_path, cfg->seed_timeout, pool.key);
-	a.seed = pool.hold.dir;
-	if (extc_as_user(&cr, (uint64_t)cfg->seed_timeout * 1000, extc_warm_seed_child, &a, &r,
-			 sizeof(r), why, sizeof(why)) == EXTC_AS_USER_FAILED) {
-		extc_info("node pool: not seeded: %s", why);
+	extc_warm_step_arg(&child.arg, cfg, ids, leaf_path, cfg->seed_timeout, pool.key);
+	child.arg.seed = pool.hold.dir;
+	if (run_as_user(sp, ids, extc_warm_seed_child, cfg->seed_timeout) == EXTC_AS_USER_FAILED) {
+		extc_info("node pool: not seeded: %s", child.why);
 		return;
 	}
-	extc_warm_size_text(r.st.bytes, size, sizeof(size));
-	if (r.seed == EXTC_SEED_DONE)
+	extc_warm_size_text(r->st.bytes, size, sizeof(size));
+	if (r->seed == EXTC_SEED_DONE)
 		extc_verbose("node pool: seeded %s from key %s: %llu files, %s in %.3f s", leaf_path,
-			     pool.key, (unsigned long long)r.st.files, size, (double)r.ns / 1e9);
-	else if (r.seed == EXTC_SEED_REFUSED)
-		extc_info("node pool: not seeded, the step starts cold: %s", r.seed_why);
+			     pool.key, (unsigned long long)r->st.files, size, (double)r->ns / 1e9);
+	else if (r->seed == EXTC_SEED_REFUSED)
+		extc_info("node pool: not seeded, the step starts cold: %s", r->seed_why);
 }
 
 void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
 			    const char *leaf_path)
 {
-	static struct extc_warm_child_arg a;
-	static struct extc_pool_publish_res r;
-	struct extc_creds cr;
+	const struct extc_pool_publish_res *r = &child.res.publish;
 	struct timespec now;
-	char why[EXTC_WHY_MAX], size[64];
+	char size[64];
 	enum extc_as_user_result ret;
 
 	if (!pool.held)
 		return;
-	extc_warm_step_creds(sp, ids, &cr);
-	extc_warm_step_arg(&a, cfg, ids, leaf_path, cfg->publish_timeout, pool.key);
-	a.publish = pool.hold.dir;
+	extc_warm_step_arg(&child.arg, cfg, ids, leaf_path, cfg->publish_timeout, pool.key);
+	child.arg.publish = pool.hold.dir;
 	clock_gettime(CLOCK_REALTIME, &now);
-	extc_warm_stale_limit(cfg->publish_timeout, &now, &a.opts.stale_before);
-	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, extc_pool_publish_child, &a,
-			   &r, sizeof(r), why, sizeof(why));
+	extc_warm_stale_limit(cfg->publish_timeout, &now, &child.arg.opts.stale_before);
+	ret = run_as_user(sp, ids, extc_pool_publish_child, cfg->publish_timeout);
 	if (ret == EXTC_AS_USER_FAILED) {
-		extc_info("node pool: nothing moved in: %s", why);
+		extc_info("node pool: nothing moved in: %s", child.why);
 		return;
 	}
 	if (ret == EXTC_AS_USER_FN_FAILED)
-		extc_info("node pool: not everything moved in: %s", r.pub.why);
-	if (r.measured && extc_pool_record_size(&pool.hold, r.bytes) < 0)
+		extc_info("node pool: not everything moved in: %s", r->pub.why);
+	if (r->measured && extc_pool_record_size(&pool.hold, r->bytes) < 0)
 		extc_info("node pool: cannot record the size of key %s", pool.key);
-	extc_warm_size_text(r.bytes, size, sizeof(size));
+	extc_warm_size_text(r->bytes, size, sizeof(size));
 	extc_verbose("node pool: moved %llu new entries into key %s (%llu already there, %llu "
 		     "incomplete builds left out, %llu failed%s%s); it holds %s",
-		     (unsigned long long)r.pub.rep.published, pool.key,
-		     (unsigned long long)r.pub.rep.present, (unsigned long long)r.pub.rep.incomplete,
-		     (unsigned long long)r.pub.rep.failed, r.pub.rep.failed ? ": " : "",
-		     r.pub.rep.failed ? r.pub.why : "", size);
+		     (unsigned long long)r->pub.rep.published, pool.key,
+		     (unsigned long long)r->pub.rep.present, (unsigned long long)r->pub.rep.incomplete,
+		     (unsigned long long)r->pub.rep.failed, r->pub.rep.failed ? ": " : "",
+		     r->pub.rep.failed ? r->pub.why : "", size);
 }

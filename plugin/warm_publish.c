@@ -76,34 +76,19 @@ static void level_close(struct level *l)
  * Rename without replacing. renameat2(RENAME_NOREPLACE) where the
  * filesystem has it; NFS and older kernels do not, and then a directory is
  * renamed plainly (which fails on a non-empty one) and anything else is
- * linked (which fails on an existing name) and its stage name dropped.
+ * linked (which fails on an existing name) and its old name dropped.
  */
-static int commit(int dirfd, const char *stage, const char *name, bool isdir)
+static int rename_noreplace(int sfd, const char *sname, int dfd, const char *dname, bool isdir)
 {
-	if (renameat2(dirfd, stage, dirfd, name, RENAME_NOREPLACE) == 0)
+	if (renameat2(sfd, sname, dfd, dname, RENAME_NOREPLACE) == 0)
 		return (0);
 	if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
 		return (-1);
 	if (isdir)
-		return (renameat(dirfd, stage, dirfd, name));
-	if (linkat(dirfd, stage, dirfd, name, 0) < 0)
+		return (renameat(sfd, sname, dfd, dname));
+	if (linkat(sfd, sname, dfd, dname, 0) < 0)
 		return (-1);
-	unlinkat(dirfd, stage, 0);
-	return (0);
-}
-
-/* commit() across two directories, for the pool: the entry leaves the leaf. */
-static int move_noreplace(int srcfd, const char *name, int dstfd, bool isdir)
-{
-	if (renameat2(srcfd, name, dstfd, name, RENAME_NOREPLACE) == 0)
-		return (0);
-	if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-		return (-1);
-	if (isdir)
-		return (renameat(srcfd, name, dstfd, name));
-	if (linkat(srcfd, name, dstfd, name, 0) < 0)
-		return (-1);
-	unlinkat(srcfd, name, 0);
+	unlinkat(sfd, sname, 0);
 	return (0);
 }
 
@@ -133,7 +118,7 @@ static void move_entry(struct pub *p, int srcfd, const char *name, int dstfd, co
 			close(sfd);
 		}
 	}
-	if (move_noreplace(srcfd, name, dstfd, S_ISDIR(sb.st_mode)) == 0) {
+	if (rename_noreplace(srcfd, name, dstfd, name, S_ISDIR(sb.st_mode)) == 0) {
 		p->rep->published++;
 		return;
 	}
@@ -191,7 +176,7 @@ static void publish_entry(struct pub *p, int srcfd, const char *name, const stru
 	if (extc_warm_copy_entry(srcfd, name, dstfd, stage, p->o, &p->rep->copy, why,
 				 sizeof(why)) < 0) {
 		pub_error(p, "%s: %s", shown, why);
-	} else if (commit(dstfd, stage, name, S_ISDIR(sb->st_mode)) == 0) {
+	} else if (rename_noreplace(dstfd, stage, dstfd, name, S_ISDIR(sb->st_mode)) == 0) {
 		p->rep->published++;
 		return;
 	} else if (errno == EEXIST || errno == ENOTEMPTY) {

@@ -316,6 +316,34 @@ int adv_run_as(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
 	return (WEXITSTATUS(status));
 }
 
+void adv_run_bounded(int (*fn)(void *), void *arg, double limit_s, void (*unblock)(void *),
+		     void *uarg, struct adv_bounded *b)
+{
+	double t0 = adv_now();
+	int status = 0;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fn(arg));
+	b->blocked = true;
+	while (adv_now() - t0 < limit_s) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			b->blocked = false;
+			break;
+		}
+		usleep(20000);
+	}
+	b->took = adv_now() - t0;
+	if (b->blocked) {
+		if (unblock != NULL)
+			unblock(uarg);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	b->status = !b->blocked && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 char *adv_fmt(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;

@@ -102,6 +102,21 @@ unsigned long adv_attacker_stop(struct adv_attacker *a);
 /* Run fn(arg) in a child as uid:gid (groups dropped); its exit status (0 on success). */
 int adv_run_as(uid_t uid, gid_t gid, int (*fn)(void *), void *arg);
 
+/* How a bounded run went: whether it was still running at its limit (then killed). */
+struct adv_bounded {
+	bool blocked;
+	int status;		/* fn's exit code when it returned, else -1 */
+	double took;
+};
+
+/*
+ * Run fn(arg) in a child (as the caller is); at 'limit_s' seconds call
+ * unblock(uarg) (unless NULL: a FUSE daemon's end is what frees a process
+ * stuck in its request) and SIGKILL the child.
+ */
+void adv_run_bounded(int (*fn)(void *), void *arg, double limit_s, void (*unblock)(void *),
+		     void *uarg, struct adv_bounded *b);
+
 /* snprintf that fails the test binary (abort) if the text does not fit: a test bug. Returns buf. */
 char *adv_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -1074,38 +1074,21 @@ static void test_base_on_fuse_is_refused(void **state)
 	adv_assert_no_fd_leak(fx);
 }
 
-/*
- * Run fn(arg) as root in a child, which may block in a FUSE request: after
- * 'limit' seconds it is killed (and the daemon stopped to free it). Returns
- * fn's exit code, or -1 with *blocked.
- */
+static void unblock_fusesrv(void *srv)
+{
+	fusesrv_stop(srv);
+}
+
+/* fn(arg) as root in a child, which may block in a FUSE request: killed after 'limit' seconds. */
 static int root_in_child(int (*fn)(void *), void *arg, struct fusesrv *srv, double limit,
 			 double *took, bool *blocked)
 {
-	double t0 = adv_now();
-	int status = 0;
-	pid_t pid = fork();
+	struct adv_bounded b;
 
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(fn(arg));
-	*blocked = true;
-	while (adv_now() - t0 < limit) {
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			*blocked = false;
-			break;
-		}
-		usleep(20000);
-	}
-	*took = adv_now() - t0;
-	if (*blocked) {
-		/* it sleeps uninterruptibly in the FUSE request: only the daemon's end frees it */
-		kill(pid, SIGKILL);
-		fusesrv_stop(srv);
-		waitpid(pid, &status, 0);
-		return (-1);
-	}
-	return (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	adv_run_bounded(fn, arg, limit, unblock_fusesrv, srv, &b);
+	*took = b.took;
+	*blocked = b.blocked;
+	return (b.status);
 }
 
 static int remove_job(void *arg)

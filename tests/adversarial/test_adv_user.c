@@ -54,41 +54,17 @@
 
 /* ---- running a root operation with a bound ---------------------------------------------------- */
 
-struct bounded {
-	bool blocked;
-	int status;		/* the child's exit status when it returned */
-	double took;
-};
-
-static void run_bounded(struct fuseuser *fu, int (*fn)(void *), void *arg, struct bounded *b)
+static void unblock_fuseuser(void *fu)
 {
-	double t0 = adv_now();
-	int status = 0;
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(fn(arg));
-	b->blocked = true;
-	while (adv_now() - t0 < LIMIT_S) {
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			b->blocked = false;
-			break;
-		}
-		poll(NULL, 0, 20);
-	}
-	b->took = adv_now() - t0;
-	if (b->blocked) {
-		/* stuck in a FUSE request: only the daemon's end frees it */
-		if (fu != NULL)
-			fuseuser_stop(fu);
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
-	b->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	fuseuser_stop(fu);
 }
 
-static void expect_not_blocked(const struct bounded *b, const char *what)
+static void run_bounded(struct fuseuser *fu, int (*fn)(void *), void *arg, struct adv_bounded *b)
+{
+	adv_run_bounded(fn, arg, LIMIT_S, fu != NULL ? unblock_fuseuser : NULL, fu, b);
+}
+
+static void expect_not_blocked(const struct adv_bounded *b, const char *what)
 {
 	fprintf(stderr, "#   %s: %s after %.2f s (exit %d)\n", what,
 		b->blocked ? "STILL BLOCKED, killed" : "returned", b->took, b->status);
@@ -249,7 +225,7 @@ static void test_fuse_on_the_job_leaf_next_step(void **state)
 	char leaf[PATH_MAX], uidlvl[PATH_MAX];
 	struct fuseuser fu;
 	struct adv_tree t;
-	struct bounded b;
+	struct adv_bounded b;
 	int fd;
 
 	advtree_config(fx, &t, "base");
@@ -273,7 +249,7 @@ static void test_fuse_on_the_job_leaf_next_step(void **state)
 /* a local leaf of job `jobid` with the user's FUSE mount on it, then `op` run bounded */
 static void run_on_a_mounted_local_leaf(struct fsfx *fx, struct op *o, uint32_t jobid,
 					struct fuseuser *fu, char *leaf, int (*op)(void *),
-					struct bounded *b, const char *what)
+					struct adv_bounded *b, const char *what)
 {
 	make_leaf(fx, o->t, EXTC_MODE_LOCAL, jobid);
 	leaf_path(o->t, "0", leaf);
@@ -293,7 +269,7 @@ static void fuse_on_the_local_leaf(struct fsfx *fx, int (*op)(void *), const cha
 	char leaf[PATH_MAX];
 	struct fuseuser fu;
 	struct adv_tree t;
-	struct bounded b;
+	struct adv_bounded b;
 
 	advtree_config(fx, &t, "base");
 	o.t = &t;
@@ -329,7 +305,7 @@ static void test_fuse_in_the_epilog_and_the_trash(void **state)
 	char leaf[PATH_MAX], trash[PATH_MAX];
 	struct fuseuser fu[3];
 	struct adv_tree t;
-	struct bounded b;
+	struct adv_bounded b;
 	int i;
 
 	advtree_config(fx, &t, "base");
@@ -373,7 +349,7 @@ static void test_busy_uid_level_never_blocks(void **state)
 	struct op o = { .mode = EXTC_MODE_LOCAL, .stepid = 1 };
 	char uidlvl[PATH_MAX];
 	struct adv_tree t;
-	struct bounded b;
+	struct adv_bounded b;
 	int fd;
 
 	advtree_config(fx, &t, "base");
@@ -452,7 +428,7 @@ static void test_foreign_directory_moved_in(void **state)
 	struct op o = { .mode = EXTC_MODE_LOCAL };
 	char p[PATH_MAX], kept[PATH_MAX];
 	struct adv_tree t;
-	struct bounded b;
+	struct adv_bounded b;
 	struct mover m;
 	int i;
 
