@@ -52,6 +52,8 @@ void extc_pool_choose(struct extc_pool_entry *e, size_t n, const struct extc_poo
 	int64_t ttl = (int64_t)lim->ttl_days * SECONDS_PER_DAY;
 	size_t i;
 
+	if (n == 0)
+		return;
 	qsort(e, n, sizeof(*e), older_first);
 	for (i = 0; i < n; i++) {
 		e[i].verdict = EXTC_POOL_KEEP;

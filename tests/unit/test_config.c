@@ -94,6 +94,10 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.seed_max, 4ULL << 30);
 	assert_int_equal(cfg.seed_timeout, 300);
 	assert_int_equal(cfg.publish_timeout, 300);
+	assert_false(cfg.pool);
+	assert_int_equal(cfg.pool_max, 20ULL << 30);
+	assert_int_equal(cfg.pool_total_max, 100ULL << 30);
+	assert_int_equal(cfg.pool_ttl, 14);
 	n = extc_config_builtin_vars(&builtin);
 	assert_int_equal(cfg.nvars, n);
 	for (i = 0; i < n; i++) {
@@ -333,6 +337,39 @@ static void test_warm_start_arguments(void **state)
 	expect_refused("publish_timeout=", "seconds from 1 to 86400");
 }
 
+static void test_pool_arguments(void **state)
+{
+	const char *args[] = { "pool=node", "pool_max=512M", "pool_total_max=2G", "pool_ttl=3650",
+			       NULL };
+	const char *both[] = { "pool_max=2G", "pool_total_max=1G", NULL };
+	struct extc_config cfg;
+	char why[512];
+
+	(void)state;
+	assert_int_equal(parse_list(&cfg, why, sizeof(why), args), 0);
+	assert_true(cfg.pool);
+	assert_int_equal(cfg.pool_max, 512ULL << 20);
+	assert_int_equal(cfg.pool_total_max, 2ULL << 30);
+	assert_int_equal(cfg.pool_ttl, 3650);
+	assert_int_equal(parse1(&cfg, "pool=off", why, sizeof(why)), 0);
+	assert_false(cfg.pool);
+	expect_refused("pool=yes", "expected off or node");
+	expect_refused("pool=", "expected off or node");
+	expect_refused("pool_max=0", "expected a size of at least 1 such as 20G (pool=off turns the pool off)");
+	expect_refused("pool_max=1GB", "expected a size such as 4G");
+	expect_refused("pool_total_max=-5", "expected a size such as 4G");
+	expect_refused("pool_ttl=0", "expected a number of days from 1 to 3650");
+	expect_refused("pool_ttl=3651", "expected a number of days from 1 to 3650");
+	expect_refused("pool_ttl=2w", "expected a number of days from 1 to 3650");
+	/* one user's pool larger than the node's: both named, in bytes */
+	assert_int_equal(parse_list(&cfg, why, sizeof(why), both), -1);
+	assert_string_equal(why, "pool_max=2147483648 bytes: larger than pool_total_max=1073741824 "
+			    "bytes; one user's pool cannot be larger than the node's");
+	/* the default pool_total_max bounds a pool_max given alone */
+	assert_int_equal(parse1(&cfg, "pool_max=200G", why, sizeof(why)), -1);
+	assert_contains(why, "larger than pool_total_max=107374182400 bytes");
+}
+
 static void test_default_every_mode(void **state)
 {
 	static const struct {
@@ -471,6 +508,8 @@ static void test_duplicate_keys(void **state)
 		{ "seed_max=1G", "seed_max=2G" },
 		{ "seed_timeout=1", "seed_timeout=1" },
 		{ "publish_timeout=1", "publish_timeout=2" },
+		{ "pool=node", "pool=off" },
+		{ "pool_ttl=7", "pool_ttl=7" },
 	};
 	size_t i;
 
@@ -966,6 +1005,7 @@ int main(void)
 		cmocka_unit_test(test_builtin_vars_pass_their_own_validation),
 		cmocka_unit_test(test_every_key_valid),
 		cmocka_unit_test(test_warm_start_arguments),
+		cmocka_unit_test(test_pool_arguments),
 		cmocka_unit_test(test_default_every_mode),
 		cmocka_unit_test(test_default_bad_values),
 		cmocka_unit_test(test_on_error_values),

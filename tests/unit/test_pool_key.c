@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache tests: the node pool's key, and the fingerprint of an installation. */
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fsfixture.h"
+#include "pool_key.h"
+
+static const char *values[EXTC_POOL_KEY_NVARS];
+
+static void key_of(const struct extc_pool_key_in *in, char *out)
+{
+	assert_int_equal(extc_pool_key(in, out, EXTC_POOL_KEY_LEN + 1), 0);
+	assert_int_equal(strlen(out), EXTC_POOL_KEY_LEN);
+	assert_true(extc_pool_key_name_ok(out));
+}
+
+static struct extc_pool_key_in base_in(void)
+{
+	struct extc_pool_key_in in = { NULL, values, "fp0", "x86_64", "isa0" };
+
+	memset(values, 0, sizeof(values));
+	values[extc_pool_key_var_index("PATH")] = "/usr/bin:/bin";
+	values[extc_pool_key_var_index("VIRTUAL_ENV")] = "/home/u/venv";
+	return (in);
+}
+
+static void test_the_same_environment_gets_the_same_key(void **state)
+{
+	struct extc_pool_key_in in = base_in();
+	char a[64], b[64];
+
+	(void)state;
+	key_of(&in, a);
+	key_of(&in, b);
+	assert_string_equal(a, b);
+}
+
+/* Each listed variable, changed or unset, and each other input, gives another key. */
+static void test_every_input_changes_the_key(void **state)
+{
+	struct extc_pool_key_in in = base_in();
+	char ref[64], k[64];
+	size_t i;
+
+	(void)state;
+	key_of(&in, ref);
+	for (i = 0; i < EXTC_POOL_KEY_NVARS; i++) {
+		const char *was = values[i];
+
+		values[i] = "something else";
+		key_of(&in, k);
+		assert_string_not_equal(k, ref);
+		values[i] = was == NULL ? "" : NULL;	/* set-but-empty differs from unset */
+		key_of(&in, k);
+		assert_string_not_equal(k, ref);
+		values[i] = was;
+	}
+	in.install = "fp1";
+	key_of(&in, k);
+	assert_string_not_equal(k, ref);
+	in.install = "fp0";
+	in.arch = "aarch64";
+	key_of(&in, k);
+	assert_string_not_equal(k, ref);
+	in.arch = "x86_64";
+	in.isa = "isa1";
+	key_of(&in, k);
+	assert_string_not_equal(k, ref);
+}
+
+static void test_field_boundaries_count(void **state)
+{
+	struct extc_pool_key_in in = base_in();
+	char a[64], b[64];
+
+	(void)state;
+	values[0] = "ab";
+	values[1] = "c";
+	key_of(&in, a);
+	values[0] = "a";
+	values[1] = "bc";
+	key_of(&in, b);
+	assert_string_not_equal(a, b);
+}
+
+static void test_a_user_key_replaces_the_environment_not_the_machine(void **state)
+{
+	struct extc_pool_key_in in = base_in();
+	char a[64], b[64], derived[64];
+
+	(void)state;
+	key_of(&in, derived);
+	in.user_key = "k1";
+	key_of(&in, a);
+	assert_string_not_equal(a, derived);
+	values[extc_pool_key_var_index("PATH")] = "/elsewhere";
+	in.install = "fp9";
+	key_of(&in, b);
+	assert_string_equal(a, b);
+	in.isa = "isa1";
+	key_of(&in, b);
+	assert_string_not_equal(a, b);
+	in.isa = "isa0";
+	in.user_key = "k2";
+	key_of(&in, b);
+	assert_string_not_equal(a, b);
+}
+
+static void test_key_names_and_the_variable_list(void **state)
+{
+	(void)state;
+	assert_true(extc_pool_key_name_ok("0123456789abcdef0123456789abcdef"));
+	assert_false(extc_pool_key_name_ok("0123456789abcdef0123456789abcde"));
+	assert_false(extc_pool_key_name_ok("0123456789abcdef0123456789abcdef0"));
+	assert_false(extc_pool_key_name_ok("0123456789ABCDEF0123456789abcdef"));
+	assert_false(extc_pool_key_name_ok("0123456789abcdef0123456789abcde/"));
+	assert_false(extc_pool_key_name_ok(""));
+	assert_int_equal(extc_pool_key_var_index("VIRTUAL_ENV"), 0);
+	assert_true(extc_pool_key_var_index("CUDA_HOME") > 0);
+	assert_int_equal(extc_pool_key_var_index("HOME"), -1);
+	assert_null(extc_pool_key_vars[EXTC_POOL_KEY_NVARS]);
+}
+
+/* ---- the installation's fingerprint, on a fake prefix ---- */
+
+static char top[64];
+
+static void put(const char *rel, const char *text, mode_t mode)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", top, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static void make_dirs(const char *rel)
+{
+	char path[PATH_MAX];
+
+	assert_int_equal(fsfx_mkdirs_path(fsfx_join(path, sizeof(path), top, rel)), 0);
+}
+
+static void fp_of(const char *prefix_rel, const char *venv_rel, char *out)
+{
+	char path[PATH_MAX], venv[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s/bin:/nonexistent", top, prefix_rel);
+	snprintf(venv, sizeof(venv), "%s/%s", top, venv_rel);
+	assert_int_equal(extc_pool_install_fp(path, venv, NULL, NULL, out, EXTC_POOL_FP_LEN + 1), 0);
+	assert_int_equal(strlen(out), EXTC_POOL_FP_LEN);
+}
+
+static void test_the_fingerprint_follows_the_installed_software(void **state)
+{
+	struct timespec old[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+	char ref[32], k[32], path[PATH_MAX];
+
+	(void)state;
+	assert_int_equal(fsfx_tmpdir(top, sizeof(top)), 0);
+	make_dirs("env/bin");
+	make_dirs("env/lib/python3.11/site-packages/torch");
+	make_dirs("other/bin");
+	put("env/bin/python3", "#!/bin/sh\n", 0755);
+	put("other/bin/python3", "#!/bin/sh\n# another\n", 0755);
+	put("env/lib/python3.11/site-packages/torch/version.py", "__version__ = '2.6.0'\n", 0644);
+	fp_of("env", "env", ref);
+	fp_of("env", "env", k);
+	assert_string_equal(k, ref);
+	/* torch upgraded in place: version.py rewritten (other size and time) */
+	put("env/lib/python3.11/site-packages/torch/version.py", "__version__ = '2.14.1'\n", 0644);
+	snprintf(path, sizeof(path), "%s/env/lib/python3.11/site-packages/torch/version.py", top);
+	assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+	fp_of("env", "env", k);
+	assert_string_not_equal(k, ref);
+	strcpy(ref, k);
+	/* a package added: site-packages' mtime moves */
+	make_dirs("env/lib/python3.11/site-packages/newpkg");
+	fp_of("env", "env", k);
+	assert_string_not_equal(k, ref);
+	strcpy(ref, k);
+	/* another python3 first on PATH */
+	fp_of("other", "env", k);
+	assert_string_not_equal(k, ref);
+	assert_int_equal(fsfx_rmtree(top), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_the_same_environment_gets_the_same_key),
+		cmocka_unit_test(test_every_input_changes_the_key),
+		cmocka_unit_test(test_field_boundaries_count),
+		cmocka_unit_test(test_a_user_key_replaces_the_environment_not_the_machine),
+		cmocka_unit_test(test_key_names_and_the_variable_list),
+		cmocka_unit_test(test_the_fingerprint_follows_the_installed_software),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
