@@ -629,4 +629,18 @@ if warm_section is not None:
     out.extend(warm_section)
 if compile_section is not None:
     out.extend(compile_section)
+# ---- 7. the node pool (bench/pool.sh writes its own table) -----------------------
+if os.path.exists(path("pool.md")):
+    out.append("")
+    out.append("## 7. Node pool")
+    out.append("")
+    out.append("`bench/pool.sh`, on lab node n1 with `pool=node`: the first `load()` of the JIT op in a new "
+               "job when the same environment ran on the node before (pool), with a key never seen (cold, "
+               "an empty private directory), and with `--ext-cache=off` and `TORCH_EXTENSIONS_DIR` in the "
+               "user's home built once before (home: the world without the plugin), interleaved; the "
+               "launch of `srun -N3 -n6 --ext-cache=local true` with an always-new key (nothing in the pool) "
+               "against `pool=off`; seeding a 1 MB-per-file key, per 100 MB.")
+    out.append("")
+    with open(path("pool.md")) as f:
+        out.extend(f.read().rstrip("\n").split("\n"))
 print("\n".join(out))

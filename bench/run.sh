@@ -19,6 +19,9 @@
 #   6. torch.compile warm start (bench/compile.sh): the first compiled call
 #      seeded vs cold, with Inductor's FX graph cache counters (in the
 #      forky chroot of tests/releases when the host's torch has no torch.compile)
+#   7. the node pool (bench/pool.sh): the first load() in a new job from the
+#      pool vs cold vs the user's own home cache without the plugin; the launch
+#      with an empty pool vs pool=off; seeding seconds per 100 MB
 # and writes FILE (default bench/RESULTS.md): the machine, the raw medians and
 # the ratios. Every figure is a ratio (or difference) of two things measured in
 # the same run, interleaved, as medians over repeated runs; absolute times are
@@ -339,6 +342,12 @@ section_time footprint "$T"
 # ==================================================================================
 # shellcheck source=compile.sh
 . "$top/bench/compile.sh"
+
+# ==================================================================================
+# 7. The node pool
+# ==================================================================================
+# shellcheck source=pool.sh
+. "$top/bench/pool.sh"
 
 lab_stop >/dev/null 2>&1
 trap - EXIT

@@ -1,0 +1,184 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# spank-ext-cache benchmark 7, the node pool (bench/run.sh runs it after
+# section 6; it also runs alone: `bench/pool.sh [DATA_DIR]`, as root, which
+# starts its own lab cluster and prints its table). On lab node n1, with
+# the plugin loaded with pool=node, side by side, interleaved:
+#   7a. the first torch load() of the JIT op of tests/integration/torch in a
+#       new job, POOL_LOAD_RUNS (default 3) of each: "pool" (the same
+#       environment ran before on the node), "cold" (a key never seen: an
+#       empty private directory) and "home" (--ext-cache=off and
+#       TORCH_EXTENSIONS_DIR in the user's home, built once before: the
+#       world without the plugin, a persistent shared cache)
+#   7b. step launch with an empty pool: `srun -N3 -n6 --ext-cache=local
+#       true`, pool=node with a key never seen (so the pool holds nothing for
+#       it) against pool=off, POOL_LAUNCH_RUNS (default 24) of each
+#   7c. seeding from the pool: a key holding POOL_SEED_MB (default 100) MB in
+#       1 MB files, seeded POOL_SEED_RUNS (default 5) times, with n1's base on
+#       the lab's disk (a reflink where the filesystem has one) and on a tmpfs
+#       (a copy); seconds per 100 MB from the plugin's own "node pool:
+#       seeded" log lines
+# Raw data: DATA/pool-load.tsv, DATA/pool-launch.tsv, DATA/pool-seed.txt;
+# DATA/pool.md is the table report.py puts in RESULTS.md.
+set -u
+
+pool_standalone=0
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    pool_standalone=1
+    top=$(cd "$(dirname "$0")/.." && pwd)
+    WORK=${EXTC_BENCH_WORK:-/var/lib/ext-cache-bench}
+    DATA=${1:-$WORK/pool-data}
+    export EXTC_LAB=${EXTC_LAB:-$WORK/ext-cache-lab}
+    export EXTC_LAB_CTLD_PORT=${EXTC_LAB_CTLD_PORT:-17817}
+    export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-17818}
+    PY=/usr/bin/python3
+    mkdir -p "$DATA" || exit 1
+    say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
+    now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
+    section_time() { echo "$1 $((($(now_us) - $2) / 1000000))" >>"$DATA/durations.txt"; }
+    [ "$(id -u)" -eq 0 ] || { echo "bench/pool.sh: must run as root" >&2; exit 1; }
+    (cd "$top" && make ext_cache.la) >"$DATA/build.log" 2>&1 || { tail -20 "$DATA/build.log"; exit 1; }
+    # shellcheck source=../tests/integration/lib/cluster.sh
+    . "$top/tests/integration/lib/cluster.sh"
+    trap 'lab_stop >/dev/null 2>&1' EXIT
+    lab_setup >/dev/null && lab_install_plugin "$top/.libs/ext_cache.so" || exit 1
+fi
+POOL_LOAD_RUNS=${POOL_LOAD_RUNS:-3}
+POOL_LAUNCH_RUNS=${POOL_LAUNCH_RUNS:-24}
+POOL_SEED_RUNS=${POOL_SEED_RUNS:-5}
+POOL_SEED_MB=${POOL_SEED_MB:-100}
+
+say "7. node pool: first load() pool/cold/home ($POOL_LOAD_RUNS each), launch with an empty pool ($POOL_LAUNCH_RUNS), seeding ${POOL_SEED_MB} MB ($POOL_SEED_RUNS)"
+T=$(now_us)
+# shellcheck source=torchlab.sh
+. "$top/bench/torchlab.sh"
+bench_torch_lab pool "$top" || exit 1
+POOL_PLUG="required $LAB_PLUGIN base=/var/tmp/ext-cache pool=node"
+lab_set_plugstack "$POOL_PLUG" || exit 1
+home=$(getent passwd "$LAB_USER" | cut -d: -f6)
+hcache=$home/.extc-bench-home
+rm -rf -- "$hcache"
+# pool_load MODE ROUND: one job on n1 loading the op; prints "MODE load_s wall_s compiled+linked"
+# (it runs in a subshell: what makes a key new is the round it is given)
+pool_load() {
+    local env=(MAX_JOBS=1) opt=--ext-cache=local t0 out
+    case $1 in
+        pool) env+=(SLURM_EXT_CACHE_KEY=bench-pool) ;;
+        cold) env+=(SLURM_EXT_CACHE_KEY="bench-cold-$$-$2") ;;
+        home) env+=(TORCH_EXTENSIONS_DIR="$hcache"); opt=--ext-cache=off ;;
+    esac
+    lab_wait_idle 60 >/dev/null || return 1
+    t0=$(now_us)
+    out=$(lab_user env "${env[@]}" srun -N1 -w n1 "$opt" "$PY" "$LAB/work/torch/extload.py" extc_bench 2>&1) ||
+        { echo "bench: pool: $1 job failed: $out" >&2; return 1; }
+    awk -v m="$1" -v w="$((($(now_us) - t0) / 1000))" '/^RESULT / {
+        for (i = 2; i <= NF; i++) { k = index($i, "="); F[substr($i, 1, k - 1)] = substr($i, k + 1) }
+        printf "%s %s %.3f %d\n", m, F["t_load"], w / 1000, F["compiled"] + F["linked"] }' <<<"$out"
+}
+# prime: the pool's key and the home cache each hold one build
+pool_load pool prime >/dev/null && pool_load home prime >/dev/null || exit 1
+echo "round mode load_s wall_s compiled" >"$DATA/pool-load.tsv"
+orders=("pool cold home" "cold home pool" "home pool cold")
+for ((r = 0; r < POOL_LOAD_RUNS; r++)); do
+    for m in ${orders[r % 3]}; do
+        line=$(pool_load "$m" "$r") && [ -n "$line" ] || exit 1
+        echo "$r $line" >>"$DATA/pool-load.tsv"
+    done
+done
+rm -rf -- "$hcache"
+
+# 7b: the launch, pool=node with an always-new key (ROUND) against pool=off
+pool_launch() {
+    local key=
+    lab_wait_idle 60 >/dev/null || return 1
+    if [ "$1" = node ]; then
+        lab_set_plugstack "$POOL_PLUG"
+        key="bench-empty-$$-$2"
+    else
+        lab_set_plugstack "required $LAB_PLUGIN base=/var/tmp/ext-cache pool=off"
+    fi
+    # shellcheck disable=SC2016 # expanded by the user's shell
+    lab_user env ${key:+SLURM_EXT_CACHE_KEY=$key} bash -c 't0=$EPOCHREALTIME
+        srun -Q -N3 -n6 --ext-cache=local true || exit 1
+        t1=$EPOCHREALTIME; echo $((${t1/[.,]/} - ${t0/[.,]/}))'
+}
+echo "round variant us" >"$DATA/pool-launch.tsv"
+pool_launch off warm >/dev/null && pool_launch node warm >/dev/null || exit 1 # warm-up
+for ((r = 0; r < POOL_LAUNCH_RUNS; r++)); do
+    if ((r % 2)); then order="node off"; else order="off node"; fi
+    for v in $order; do
+        us=$(pool_launch "$v" "$r") || { echo "bench: pool: srun failed ($v)" >&2; exit 1; }
+        echo "$r $v $us" >>"$DATA/pool-launch.tsv"
+    done
+done
+
+# 7c: seeding POOL_SEED_MB from the pool, on the lab's disk (a reflink where
+# it can) and on a tmpfs (a copy: tmpfs has no reflink)
+lab_set_plugstack "$POOL_PLUG"
+: >"$DATA/pool-seed.txt"
+pool_seed_runs() {
+    local fstype
+    lab_wait_idle 60 >/dev/null
+    # shellcheck disable=SC2016 # expanded by the job's shell
+    lab_user env SLURM_EXT_CACHE_KEY="bench-seed-$1" N="$POOL_SEED_MB" srun -N1 -w n1 --ext-cache=local bash -c \
+        'mkdir -p "$TRITON_CACHE_DIR" && for i in $(seq "$N"); do
+            mkdir -p "$TRITON_CACHE_DIR/e$i" && head -c 1048576 /dev/urandom >"$TRITON_CACHE_DIR/e$i/blob"; done' ||
+        { echo "bench: pool: filling the seed key failed" >&2; return 1; }
+    for ((r = 0; r < POOL_SEED_RUNS; r++)); do
+        lab_wait_idle 60 >/dev/null
+        lab_user env SLURM_EXT_CACHE_KEY="bench-seed-$1" srun -N1 -w n1 --ext-cache=local true ||
+            { echo "bench: pool: seeded job failed" >&2; return 1; }
+    done
+    lab_wait_idle 60 >/dev/null
+    fstype=$(lab_node n1 stat -f -c %T /var/tmp/ext-cache | tr -cd 'a-z0-9_/-')
+    grep -ah 'node pool: seeded .* files, ' "$(lab_log n1)" | tail -n "$POOL_SEED_RUNS" |
+        awk -v fs="${fstype:-unknown}" '{ sub(/.*ext-cache: /, ""); print fs, $0 }' >>"$DATA/pool-seed.txt"
+}
+pool_seed_runs disk || exit 1
+if ! { lab_node n1 mount -t tmpfs -o mode=1777,size=1g ext-cache-bench /var/tmp &&
+       lab_node n1 mkdir -m 0711 /var/tmp/ext-cache; }; then
+    echo "bench: pool: tmpfs on n1" >&2
+    exit 1
+fi
+pool_seed_runs tmpfs || exit 1
+grep -ah 'ext-cache: .*node pool' "$(lab_log n1)" >"$DATA/pool-slurmd-n1.log"
+lab_stop >/dev/null 2>&1
+
+# the table: medians of interleaved runs, and their ratios
+awk -v loads="$DATA/pool-load.tsv" -v launch="$DATA/pool-launch.tsv" -v seed="$DATA/pool-seed.txt" '
+function med(a, n,   i, j, t) {
+    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+BEGIN {
+    while ((getline l < loads) > 0) { split(l, f, " "); if (f[1] == "round") continue
+        m = f[2]; nl[m]++; L[m, nl[m]] = f[3]; W[m, nl[m]] = f[4]; C[m] = C[m] " " f[5] }
+    while ((getline l < launch) > 0) { split(l, f, " "); if (f[1] == "round") continue
+        v = f[2]; nu[v]++; U[v, nu[v]] = f[3] }
+    while ((getline l < seed) > 0) {
+        mb = 0
+        if (match(l, /\([0-9]+ bytes\)/)) mb = substr(l, RSTART + 1, RLENGTH - 8) / 1048576
+        split(l, g, " ")
+        if (match(l, /in [0-9.]+ s$/) && mb > 0) { s = substr(l, RSTART + 3, RLENGTH - 5) + 0; ns[g[1]]++; S[g[1], ns[g[1]]] = s * 100 / mb } }
+    for (m in nl) { for (i = 1; i <= nl[m]; i++) { a[i] = L[m, i]; b[i] = W[m, i] }
+        ml[m] = med(a, nl[m]); mw[m] = med(b, nl[m]) }
+    for (v in nu) { for (i = 1; i <= nu[v]; i++) a[i] = U[v, i]; mu[v] = med(a, nu[v]) / 1e6 }
+    print "| measure | pool | cold | home (no plugin) | cold / pool | pool / home |"
+    print "|---|---|---|---|---|---|"
+    printf "| first `load()` (s, median) | %.3f | %.3f | %.3f | **%.1fx** (target >= 10x) | **%.2f** (target <= 1.2) |\n", ml["pool"], ml["cold"], ml["home"], ml["cold"] / ml["pool"], ml["pool"] / ml["home"]
+    printf "| whole srun (s, median) | %.3f | %.3f | %.3f | %.1fx | %.2f |\n", mw["pool"], mw["cold"], mw["home"], mw["cold"] / mw["pool"], mw["pool"] / mw["home"]
+    printf "| compiler runs per job | %s | %s | %s | | |\n", C["pool"], C["cold"], C["home"]
+    print ""
+    printf "Launch with an empty pool, `srun -N3 -n6 --ext-cache=local true`, %d interleaved runs each: pool=node %.3f s, pool=off %.3f s (medians): ratio **%.3f** (target <= 1.02).\n", nu["node"], mu["node"], mu["off"], mu["node"] / mu["off"]
+    print ""
+    nfs = 0
+    for (fsn in ns) { nfs++; for (i = 1; i <= ns[fsn]; i++) a[i] = S[fsn, i]
+        printf "Seeding from the pool, %d runs, the base on %s: **%.3f s per 100 MB** (median).\n", ns[fsn], fsn, med(a, ns[fsn]) }
+    if (!nfs) print "Seeding from the pool: no seed was logged (see pool-slurmd-n1.log)."
+}' >"$DATA/pool.md"
+section_time pool "$T"
+
+if [ "$pool_standalone" = 1 ]; then
+    trap - EXIT
+    cat "$DATA/pool.md"
+fi
