@@ -3,7 +3,7 @@
  * spank-ext-cache tests: a SPANK plugin whose init fails in slurmstepd, to
  * see what Slurm does with each slurm_spank_init_failure_mode (25.05+):
  * argument "mode=job" asks for ESPANK_JOB_FAILURE, anything else keeps
- * Slurm's default (ESPANK_NODE_FAILURE). Built by test_init_failure.sh.
+ * Slurm's default (ESPANK_NODE_FAILURE). Built by test_init_failure.bats.
  */
 #include <string.h>
 
