@@ -25,14 +25,9 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     compile_standalone=1
     top=$(cd "$(dirname "$0")/.." && pwd)
     [ "${1:-}" = --inside ] && { compile_inside=1; shift; }
-    WORK=${EXTC_BENCH_WORK:-/var/lib/ext-cache-bench}
-    DATA=${1:-$WORK/compile-data}
-    PY=/usr/bin/python3
-    mkdir -p "$DATA" || exit 1
-    say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
-    now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
-    section_time() { echo "$1 $((($(now_us) - $2) / 1000000))" >>"$DATA/durations.txt"; }
-    [ "$(id -u)" -eq 0 ] || { echo "bench/compile.sh: must run as root" >&2; exit 1; }
+    # shellcheck source=torchlab.sh
+    . "$top/bench/torchlab.sh"
+    bench_alone compile "${1:-}" || exit 1
 fi
 COMPILE_RUNS=${COMPILE_RUNS:-5}
 

@@ -22,41 +22,19 @@
 # DATA/pool.md is the table report.py puts in RESULTS.md.
 set -u
 
+# alone, not sourced by bench/run.sh: a lab and run.sh's helpers of its own
 pool_standalone=0
-if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-    pool_standalone=1
-    top=$(cd "$(dirname "$0")/.." && pwd)
-    WORK=${EXTC_BENCH_WORK:-/var/lib/ext-cache-bench}
-    DATA=${1:-$WORK/pool-data}
-    export EXTC_LAB=${EXTC_LAB:-$WORK/ext-cache-lab}
-    export EXTC_LAB_CTLD_PORT=${EXTC_LAB_CTLD_PORT:-17817}
-    export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-17818}
-    PY=/usr/bin/python3
-    mkdir -p "$DATA" || exit 1
-    say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
-    now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
-    section_time() { echo "$1 $((($(now_us) - $2) / 1000000))" >>"$DATA/durations.txt"; }
-    [ "$(id -u)" -eq 0 ] || { echo "bench/pool.sh: must run as root" >&2; exit 1; }
-    (cd "$top" && make ext_cache.la) >"$DATA/build.log" 2>&1 || { tail -20 "$DATA/build.log"; exit 1; }
-    # shellcheck source=../tests/integration/lib/cluster.sh
-    . "$top/tests/integration/lib/cluster.sh"
-    trap 'lab_stop >/dev/null 2>&1' EXIT
-    lab_setup >/dev/null && lab_install_plugin "$top/.libs/ext_cache.so" || exit 1
-fi
-POOL_LOAD_RUNS=${POOL_LOAD_RUNS:-3}
-POOL_LAUNCH_RUNS=${POOL_LAUNCH_RUNS:-24}
-POOL_SEED_RUNS=${POOL_SEED_RUNS:-5}
-POOL_SEED_MB=${POOL_SEED_MB:-100}
-
-say "7. node pool: first load() pool/cold/home ($POOL_LOAD_RUNS each), launch with an empty pool ($POOL_LAUNCH_RUNS), seeding ${POOL_SEED_MB} MB ($POOL_SEED_RUNS)"
-T=$(now_us)
 # shellcheck source=torchlab.sh
-. "$top/bench/torchlab.sh"
-bench_torch_lab pool "$top" || exit 1
+[ "${BASH_SOURCE[0]}" != "$0" ] || { pool_standalone=1 top=$(cd "$(dirname "$0")/.." && pwd) &&
+    . "$top/bench/torchlab.sh" && bench_alone_lab pool "${1:-}"; } || exit 1
+T=$(now_us)
+: "${POOL_LOAD_RUNS:=3}" "${POOL_LAUNCH_RUNS:=24}" "${POOL_SEED_RUNS:=5}" "${POOL_SEED_MB:=100}"
+say "7. node pool: first load() pool/cold/home ($POOL_LOAD_RUNS each), launch with an empty pool ($POOL_LAUNCH_RUNS), seeding ${POOL_SEED_MB} MB ($POOL_SEED_RUNS)"
+# shellcheck source=torchlab.sh
+. "$top/bench/torchlab.sh" && bench_torch_lab pool "$top" || exit 1
 POOL_PLUG="required $LAB_PLUGIN base=/var/tmp/ext-cache pool=node"
 lab_set_plugstack "$POOL_PLUG" || exit 1
-home=$(getent passwd "$LAB_USER" | cut -d: -f6)
-hcache=$home/.extc-bench-home
+hcache=$(getent passwd "$LAB_USER" | cut -d: -f6)/.extc-bench-home
 rm -rf -- "$hcache"
 # pool_load MODE ROUND: one job on n1 loading the op; prints "MODE load_s wall_s compiled+linked"
 # (it runs in a subshell: what makes a key new is the round it is given)

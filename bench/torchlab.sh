@@ -1,7 +1,13 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# For the warm start benchmarks (bench/warm.sh, bench/compile.sh), after
-# tests/integration/lib/cluster.sh's lab_setup:
+# For the warm start benchmarks (bench/warm.sh, bench/compile.sh,
+# bench/pool.sh):
+#   bench_alone NAME DATA      run alone (not from bench/run.sh): root
+#                          checked, WORK, DATA (the argument or
+#                          $WORK/NAME-data), PY, the lab's directory and
+#                          ports as bench/run.sh has them, and run.sh's say,
+#                          now_us and section_time
+# and after tests/integration/lib/cluster.sh's lab_setup:
 #   bench_torch_lab WHAT TOP   restart the lab with the plugin loaded and
 #                          slurmd verbose (the plugin logs its seeds), and give
 #                          it a copy of TOP/tests/integration/torch in
@@ -18,4 +24,34 @@ bench_torch_lab() {
     fi
     rm -rf "$LAB/work/torch" && cp -r "$2/tests/integration/torch" "$LAB/work/torch" &&
         chmod -R a+rX,go-w "$LAB/work/torch"
+}
+
+# (say, now_us, section_time and PY are for the caller)
+# shellcheck disable=SC2034,SC2317
+bench_alone() {
+    WORK=${EXTC_BENCH_WORK:-/var/lib/ext-cache-bench}
+    DATA=${2:-$WORK/$1-data}
+    PY=/usr/bin/python3
+    export EXTC_LAB=${EXTC_LAB:-$WORK/ext-cache-lab}
+    export EXTC_LAB_CTLD_PORT=${EXTC_LAB_CTLD_PORT:-17817}
+    export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-17818}
+    say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
+    now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
+    section_time() { echo "$1 $((($(now_us) - $2) / 1000000))" >>"$DATA/durations.txt"; }
+    [ "$(id -u)" -eq 0 ] || { echo "bench/$1.sh: must run as root" >&2; return 1; }
+    mkdir -p "$DATA"
+}
+
+# bench_alone_lab NAME DATA [MAKE TARGET...]: bench_alone, then build the
+# plugin (and the targets) in the caller's $top and set up a lab with it,
+# stopped on exit
+# shellcheck disable=SC2154
+bench_alone_lab() {
+    bench_alone "$1" "$2" || return 1
+    shift 2
+    (cd "$top" && make ext_cache.la "$@") >"$DATA/build.log" 2>&1 || { tail -20 "$DATA/build.log"; return 1; }
+    # shellcheck source=../tests/integration/lib/cluster.sh
+    . "$top/tests/integration/lib/cluster.sh"
+    trap 'lab_stop >/dev/null 2>&1' EXIT
+    lab_setup >/dev/null && lab_install_plugin "$top/.libs/ext_cache.so"
 }

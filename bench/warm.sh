@@ -17,23 +17,9 @@ warm_standalone=0
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     warm_standalone=1
     top=$(cd "$(dirname "$0")/.." && pwd)
-    WORK=${EXTC_BENCH_WORK:-/var/lib/ext-cache-bench}
-    DATA=${1:-$WORK/warm-data}
-    export EXTC_LAB=${EXTC_LAB:-$WORK/ext-cache-lab}
-    export EXTC_LAB_CTLD_PORT=${EXTC_LAB_CTLD_PORT:-17817}
-    export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-17818}
-    PY=/usr/bin/python3
-    mkdir -p "$DATA" || exit 1
-    say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
-    now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
-    section_time() { echo "$1 $((($(now_us) - $2) / 1000000))" >>"$DATA/durations.txt"; }
-    [ "$(id -u)" -eq 0 ] || { echo "bench/warm.sh: must run as root" >&2; exit 1; }
-    (cd "$top" && make ext_cache.la bench/warm_bench) >"$DATA/build.log" 2>&1 ||
-        { tail -20 "$DATA/build.log"; exit 1; }
-    # shellcheck source=../tests/integration/lib/cluster.sh
-    . "$top/tests/integration/lib/cluster.sh"
-    trap 'lab_stop >/dev/null 2>&1' EXIT
-    lab_setup >/dev/null && lab_install_plugin "$top/.libs/ext_cache.so" || exit 1
+    # shellcheck source=torchlab.sh
+    . "$top/bench/torchlab.sh"
+    bench_alone_lab warm "${1:-}" bench/warm_bench || exit 1
 fi
 WARM_LOAD_RUNS=${WARM_LOAD_RUNS:-3}
 WARM_COPY_RUNS=${WARM_COPY_RUNS:-9}

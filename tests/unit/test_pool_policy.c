@@ -12,115 +12,85 @@
 
 #define DAY 86400
 #define NOW (1800000000LL)
+#define MAX_KEYS 4
 
-static void entry(struct extc_pool_entry *e, uid_t uid, const char *key, uint64_t bytes,
-		  int64_t age_days, bool busy)
+#define K EXTC_POOL_KEEP
+#define TTL EXTC_POOL_EVICT_TTL
+#define USER EXTC_POOL_EVICT_USER_MAX
+#define TOTAL EXTC_POOL_EVICT_TOTAL_MAX
+
+/* One key as the evictor found it, and the verdict it must get. */
+struct key_case {
+	const char *key;
+	uid_t uid;
+	uint64_t bytes;
+	int64_t age_days;
+	bool busy;
+	enum extc_pool_verdict want;
+};
+
+struct policy_case {
+	const char *what;
+	struct extc_pool_limits lim;
+	struct key_case keys[MAX_KEYS];	/* ends at a NULL key */
+};
+
+static const struct policy_case cases[] = {
+	{ "unused past pool_ttl goes, at pool_ttl stays", { 1000, 10000, 14 },
+	  { { "old", 1, 10, 15, false, TTL }, { "edge", 1, 10, 14, false, K },
+	    { "new", 1, 10, 0, false, K } } },
+	{ "a busy key stays over every limit", { 1, 1, 1 },
+	  { { "held", 1, 500, 100, true, K }, { "free", 1, 500, 100, false, TTL } } },
+	{ "a user over pool_max loses its oldest until it fits; another user is untouched",
+	  { 1000, 10000, 14 },
+	  { { "a3", 1, 400, 3, false, USER }, { "a1", 1, 400, 1, false, K },
+	    { "a2", 1, 400, 2, false, K }, { "b9", 2, 400, 9, false, K } } },
+	{ "the node over pool_total_max loses the oldest free key of any user", { 1000, 1000, 14 },
+	  { { "a1", 1, 400, 1, false, K }, { "b5", 2, 400, 5, false, TOTAL },
+	    { "c3", 3, 400, 3, false, K }, { "c2", 3, 100, 2, true, K } } },
+	{ "bytes evicted for pool_ttl count toward pool_max", { 500, 10000, 14 },
+	  { { "stale", 1, 400, 30, false, TTL }, { "fresh", 1, 400, 1, false, K } } },
+};
+
+static void test_every_case(void **state)
 {
-	memset(e, 0, sizeof(*e));
-	e->uid = uid;
-	strcpy(e->key, key);
-	e->bytes = bytes;
-	e->used = NOW - age_days * DAY;
-	e->busy = busy;
-}
+	size_t c, i, j, n;
 
-/* The verdict of the entry whose key is 'key' (entries are re-sorted by the policy). */
-static enum extc_pool_verdict verdict(const struct extc_pool_entry *e, size_t n, const char *key)
-{
-	size_t i;
+	(void)state;
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct extc_pool_entry e[MAX_KEYS];
 
-	for (i = 0; i < n; i++) {
-		if (strcmp(e[i].key, key) == 0)
-			return (e[i].verdict);
+		memset(e, 0, sizeof(e));
+		for (n = 0; n < MAX_KEYS && cases[c].keys[n].key != NULL; n++) {
+			const struct key_case *k = &cases[c].keys[n];
+
+			e[n].uid = k->uid;
+			strcpy(e[n].key, k->key);
+			e[n].bytes = k->bytes;
+			e[n].used = NOW - k->age_days * DAY;
+			e[n].busy = k->busy;
+		}
+		extc_pool_choose(e, n, &cases[c].lim, NOW);
+		for (i = 0; i < n; i++) {
+			/* sorted oldest first */
+			if (i > 0 && e[i - 1].used > e[i].used)
+				fail_msg("%s: not sorted oldest first", cases[c].what);
+			for (j = 0; j < n && strcmp(cases[c].keys[j].key, e[i].key) != 0; j++)
+				;
+			if (e[i].verdict != cases[c].keys[j].want)
+				fail_msg("%s: key %s got '%s', wanted '%s'", cases[c].what, e[i].key,
+					 extc_pool_verdict_text(e[i].verdict),
+					 extc_pool_verdict_text(cases[c].keys[j].want));
+		}
 	}
-	fail_msg("no entry %s", key);
-	return (EXTC_POOL_KEEP);
-}
-
-static const struct extc_pool_limits roomy = { 1000, 10000, 14 };
-
-static void test_unused_past_ttl_goes_the_rest_stays(void **state)
-{
-	struct extc_pool_entry e[3];
-
-	(void)state;
-	entry(&e[0], 1, "old", 10, 15, false);
-	entry(&e[1], 1, "edge", 10, 14, false);
-	entry(&e[2], 1, "new", 10, 0, false);
-	extc_pool_choose(e, 3, &roomy, NOW);
-	assert_int_equal(verdict(e, 3, "old"), EXTC_POOL_EVICT_TTL);
-	assert_int_equal(verdict(e, 3, "edge"), EXTC_POOL_KEEP);
-	assert_int_equal(verdict(e, 3, "new"), EXTC_POOL_KEEP);
-}
-
-static void test_a_busy_key_stays_over_every_limit(void **state)
-{
-	const struct extc_pool_limits tight = { 1, 1, 1 };
-	struct extc_pool_entry e[2];
-
-	(void)state;
-	entry(&e[0], 1, "held", 500, 100, true);
-	entry(&e[1], 1, "free", 500, 100, false);
-	extc_pool_choose(e, 2, &tight, NOW);
-	assert_int_equal(verdict(e, 2, "held"), EXTC_POOL_KEEP);
-	assert_int_equal(verdict(e, 2, "free"), EXTC_POOL_EVICT_TTL);
-}
-
-static void test_a_user_over_pool_max_loses_its_oldest_until_it_fits(void **state)
-{
-	struct extc_pool_entry e[4];
-
-	(void)state;
-	entry(&e[0], 1, "a3", 400, 3, false);
-	entry(&e[1], 1, "a1", 400, 1, false);
-	entry(&e[2], 1, "a2", 400, 2, false);
-	entry(&e[3], 2, "b9", 400, 9, false);	/* another user, older, under its limit */
-	extc_pool_choose(e, 4, &roomy, NOW);
-	assert_int_equal(verdict(e, 4, "a3"), EXTC_POOL_EVICT_USER_MAX);
-	assert_int_equal(verdict(e, 4, "a2"), EXTC_POOL_KEEP);	/* 800 fits in 1000 */
-	assert_int_equal(verdict(e, 4, "a1"), EXTC_POOL_KEEP);
-	assert_int_equal(verdict(e, 4, "b9"), EXTC_POOL_KEEP);
-	/* sorted oldest first */
-	assert_string_equal(e[0].key, "b9");
-	assert_string_equal(e[3].key, "a1");
-}
-
-static void test_the_node_over_pool_total_max_loses_the_oldest_of_any_user(void **state)
-{
-	const struct extc_pool_limits lim = { 1000, 1000, 14 };
-	struct extc_pool_entry e[4];
-
-	(void)state;
-	entry(&e[0], 1, "a1", 400, 1, false);
-	entry(&e[1], 2, "b5", 400, 5, false);
-	entry(&e[2], 3, "c3", 400, 3, false);
-	entry(&e[3], 3, "c2", 100, 2, true);	/* held: counts, never goes */
-	extc_pool_choose(e, 4, &lim, NOW);
-	/* 1300 bytes: the oldest free key goes, then 900 fits */
-	assert_int_equal(verdict(e, 4, "b5"), EXTC_POOL_EVICT_TOTAL_MAX);
-	assert_int_equal(verdict(e, 4, "c3"), EXTC_POOL_KEEP);
-	assert_int_equal(verdict(e, 4, "a1"), EXTC_POOL_KEEP);
-	assert_int_equal(verdict(e, 4, "c2"), EXTC_POOL_KEEP);
-}
-
-static void test_ttl_evictions_count_toward_the_limits(void **state)
-{
-	const struct extc_pool_limits lim = { 500, 10000, 14 };
-	struct extc_pool_entry e[2];
-
-	(void)state;
-	entry(&e[0], 1, "stale", 400, 30, false);
-	entry(&e[1], 1, "fresh", 400, 1, false);
-	extc_pool_choose(e, 2, &lim, NOW);
-	/* the stale key's bytes are gone already: the fresh one fits */
-	assert_int_equal(verdict(e, 2, "stale"), EXTC_POOL_EVICT_TTL);
-	assert_int_equal(verdict(e, 2, "fresh"), EXTC_POOL_KEEP);
 }
 
 static void test_nothing_to_choose_and_the_texts(void **state)
 {
+	const struct extc_pool_limits lim = { 1000, 10000, 14 };
+
 	(void)state;
-	extc_pool_choose(NULL, 0, &roomy, NOW);
+	extc_pool_choose(NULL, 0, &lim, NOW);
 	assert_string_equal(extc_pool_verdict_text(EXTC_POOL_KEEP), "kept");
 	assert_non_null(strstr(extc_pool_verdict_text(EXTC_POOL_EVICT_TTL), "pool_ttl"));
 	assert_non_null(strstr(extc_pool_verdict_text(EXTC_POOL_EVICT_USER_MAX), "pool_max"));
@@ -130,11 +100,7 @@ static void test_nothing_to_choose_and_the_texts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_unused_past_ttl_goes_the_rest_stays),
-		cmocka_unit_test(test_a_busy_key_stays_over_every_limit),
-		cmocka_unit_test(test_a_user_over_pool_max_loses_its_oldest_until_it_fits),
-		cmocka_unit_test(test_the_node_over_pool_total_max_loses_the_oldest_of_any_user),
-		cmocka_unit_test(test_ttl_evictions_count_toward_the_limits),
+		cmocka_unit_test(test_every_case),
 		cmocka_unit_test(test_nothing_to_choose_and_the_texts),
 	};
 
