@@ -5,9 +5,12 @@
 #   The first compiled call of tests/integration/torch/inductor.py (Inductor's
 #   CPU backend) in a new one-rank job on lab node n1, cold (a fresh step
 #   directory) against seeded (--ext-cache-seed= a directory one earlier job
-#   published into), COMPILE_RUNS (default 5) of each, interleaved (the order
-#   alternates). Every run records Inductor's own FX graph cache counters, so
-#   the table shows that the seeded runs hit and the cold ones missed.
+#   published into), against the node pool (pool=node, the key of an earlier
+#   job: benchmark 7's question for torch.compile) and against Inductor's
+#   cache in the user's home without the plugin (--ext-cache=off, filled once
+#   before), COMPILE_RUNS (default 5) of each, interleaved (the order
+#   rotates). Every run records Inductor's own FX graph cache counters, so
+#   the table shows which runs hit and which missed.
 # torch.compile needs torch >= 2.0. Debian 12's torch is 1.13, so on such a
 # host this runs inside the Debian chroot of tests/releases (default forky,
 # torch 2.14; EXTC_BENCH_RELEASE=trixie for torch 2.6), built by chroot.sh
@@ -34,7 +37,7 @@ COMPILE_RUNS=${COMPILE_RUNS:-5}
 # compile_measure: in this root, with the plugin built in $top: a lab, one
 # publishing job, then the interleaved cold and seeded jobs.
 compile_measure() {
-    local pub home r m order out line
+    local pub home r m order orders out line
     # shellcheck source=../tests/integration/lib/cluster.sh
     . "$top/tests/integration/lib/cluster.sh"
     trap 'lab_stop >/dev/null 2>&1' EXIT
@@ -51,33 +54,40 @@ compile_measure() {
         echo "os $(. /etc/os-release && echo "$PRETTY_NAME")"
         echo "compiler $(c++ --version 2>&1 | head -1)"
     } >"$DATA/compile-env.txt"
-    # compile_one MODE: one job on n1; prints "MODE t_first wall_s fx_hit fx_miss"
+    # compile_one MODE: one job on n1; prints "MODE t_first wall_s fx_hit fx_miss".
+    # pool: pool=node, the key of earlier pool jobs (section 7's question);
+    # home: --ext-cache=off, Inductor's cache in the user's home, filled
+    # once before (the world without the plugin)
     compile_one() {
-        local extra=() t0 res
-        [ "$1" = seeded ] && extra=(--ext-cache-seed="$pub")
-        [ "$1" = publish ] && extra=(--ext-cache-publish="$pub")
+        local extra=(--ext-cache=local) env=(SLURM_EXT_CACHE_KEY=bench) plug="" t0 res
+        [ "$1" = seeded ] && extra+=(--ext-cache-seed="$pub")
+        [ "$1" = publish ] && extra+=(--ext-cache-publish="$pub")
+        [ "$1" = pool ] && { plug=pool=node; env=(SLURM_EXT_CACHE_KEY=bench-pool); }
+        [ "$1" = home ] && { extra=(--ext-cache=off); env=(TORCHINDUCTOR_CACHE_DIR="$home/.extc-bench-ind"); }
         lab_wait_idle 60 >/dev/null || return 1
+        lab_set_plugstack "required $LAB_PLUGIN base=/var/tmp/ext-cache $plug" || return 1
         t0=$(now_us)
-        res=$(SLURM_EXT_CACHE_KEY=bench LAB_PASS_ENV="SLURM_EXT_CACHE_KEY" \
-            lab_user srun -N1 -n1 -w n1 --ext-cache=local "${extra[@]}" "$PY" "$LAB/work/torch/inductor.py" 2>&1) ||
+        res=$(lab_user env "${env[@]}" srun -N1 -n1 -w n1 "${extra[@]}" "$PY" "$LAB/work/torch/inductor.py" 2>&1) ||
             { echo "bench: compile: $1 job failed: $res" >&2; return 1; }
         awk -v m="$1" -v w="$((($(now_us) - t0) / 1000))" '/^RESULT / {
             for (i = 2; i <= NF; i++) { k = index($i, "="); F[substr($i, 1, k - 1)] = substr($i, k + 1) }
             if (F["ok"] != "1") exit 1
             printf "%s %s %.3f %d %d\n", m, F["t_first"], w / 1000, F["fx_hit"], F["fx_miss"] }' <<<"$res"
     }
-    out=$(compile_one publish) && [ -n "$out" ] || return 1
+    rm -rf -- "$home/.extc-bench-ind"
+    out=$(compile_one publish) && [ -n "$out" ] && out=$(compile_one pool) && out=$(compile_one home) || return 1
     [ -n "$(find "$pub/torchinductor/fxgraph" -type f 2>/dev/null | head -1)" ] ||
         { echo "bench: compile: the first job published no FX graph entry" >&2; return 1; }
     echo "round mode t_first_s wall_s fx_hit fx_miss" >"$DATA/compile.tsv"
     for ((r = 0; r < COMPILE_RUNS; r++)); do
-        if ((r % 2)); then order="seeded cold"; else order="cold seeded"; fi
+        orders=("cold seeded pool home" "seeded pool home cold" "pool home cold seeded" "home cold seeded pool")
+        order=${orders[r % 4]}
         for m in $order; do
             line=$(compile_one "$m") && [ -n "$line" ] || return 1
             echo "$r $line" >>"$DATA/compile.tsv"
         done
     done
-    rm -rf -- "$pub"
+    rm -rf -- "$pub" "$home/.extc-bench-ind"
     lab_stop >/dev/null 2>&1
     trap - EXIT
 }

@@ -162,6 +162,21 @@ def compile_report(summary):
                                                     sum(x[2] >= 1 and x[3] == 0 for x in seeded), len(seeded),
                                                     sum(x[2] == 0 and x[3] >= 1 for x in cold), len(cold)),
                     "reported; seeded runs hit", yes(seeded_hit and cold_miss)))
+    pool = runs.get("pool", [])
+    home = runs.get("home", [])
+    if pool and home:
+        p_first = median([x[0] for x in pool])
+        h_first = median([x[0] for x in home])
+        summary.append(("7d", "first torch.compile'd call in a new job from the node pool (`pool=node`): "
+                        "cold / pool and pool / home (`--ext-cache=off`, Inductor's cache in the home), "
+                        "medians of %d interleaved runs each (bench/compile.sh)" % len(pool),
+                        "cold / pool %.2fx (%.3f s / %.3f s); pool / home %.2f (%.3f s); FX graph hits: "
+                        "pool %d of %d, home %d of %d" % (
+                            c_first / p_first if p_first > 0 else float("inf"), c_first, p_first,
+                            p_first / h_first if h_first > 0 else float("inf"), h_first,
+                            sum(x[2] >= 1 and x[3] == 0 for x in pool), len(pool),
+                            sum(x[2] >= 1 and x[3] == 0 for x in home), len(home)),
+                        "pool / home <= 1.2", yes(h_first > 0 and p_first / h_first <= 1.2)))
     lines = []
     q = lines.append
     q("## 6. torch.compile warm start")
@@ -170,7 +185,9 @@ def compile_report(summary):
       "`torch.compile(fn, backend=\"inductor\")`, Inductor's C++ backend on CPU) in one-rank jobs on lab "
       "node n1. One job (`--ext-cache=local --ext-cache-publish=DIR`) compiles and publishes; then, "
       "alternating the order, jobs start cold (`--ext-cache=local`, a fresh step directory) and seeded "
-      "(`--ext-cache-seed=DIR`). The first call's time is measured in the task around the first "
+      "(`--ext-cache-seed=DIR`), from the node pool (`pool=node`, after one earlier job of the key: "
+      "section 7's question) and from Inductor's cache in the user's home without the plugin "
+      "(`--ext-cache=off`, filled once before). The first call's time is measured in the task around the first "
       "compiled call (trace, lowering, C++ compile, or an FX graph cache hit); hits and misses are "
       "Inductor's own counters (`torch._dynamo.utils.counters[\"inductor\"][\"fxgraph_cache_hit\"]`, "
       "`[\"fxgraph_cache_miss\"]`). Where: %s, %s, %s, %s. Debian 12's torch 1.13 has no "
@@ -180,7 +197,9 @@ def compile_report(summary):
     q("")
     q("| mode | runs | median first call s | median srun s | FX graph hits / misses per run | all first calls s |")
     q("|---|---|---|---|---|---|")
-    for mode, v in (("cold", cold), ("seeded", seeded)):
+    for mode, v in (("cold", cold), ("seeded", seeded), ("pool", pool), ("home", home)):
+        if not v:
+            continue
         q("| %s | %d | %.3f | %.2f | %s | %s |" % (
             mode, len(v), median([x[0] for x in v]), median([x[1] for x in v]),
             " ".join("%d/%d" % (x[2], x[3]) for x in v), " ".join("%.3f" % x[0] for x in v)))
