@@ -176,8 +176,9 @@ static void pool_job(spank_t sp, const struct extc_config *cfg, const struct ext
 	moved = extc_pool_job_publish(cfg, pol, uid, gid, jobid, node[0] ? node : "node", &rep,
 				      why, sizeof(why));
 	if (moved == EXTC_POOL_JOB_MOVED)
-		extc_verbose("epilog: node pool: moved %llu new entries in (%llu already there, %llu "
-			     "incomplete builds left out)", (unsigned long long)rep.published,
+		extc_verbose("epilog: node pool: moved %llu entries in, kept %llu already there "
+			     "(a directory merged into one counts by what it holds), left out %llu "
+			     "incomplete builds", (unsigned long long)rep.published,
 			     (unsigned long long)rep.present, (unsigned long long)rep.incomplete);
 	else if (moved == EXTC_POOL_JOB_FAILED)
 		extc_info("epilog: node pool: %s", why);

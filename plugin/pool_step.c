@@ -208,8 +208,9 @@ void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	if (r->measured && extc_pool_record_size(&pool.hold, r->bytes) < 0)
 		extc_info("node pool: cannot record the size of key %s", pool.key);
 	extc_warm_size_text(r->bytes, size, sizeof(size));
-	extc_verbose("node pool: moved %llu new entries into key %s (%llu already there, %llu "
-		     "incomplete builds left out, %llu failed%s%s); it holds %s",
+	extc_verbose("node pool: moved %llu entries into key %s, kept %llu already there (a "
+		     "directory merged into one counts by what it holds), left out %llu "
+		     "incomplete builds, %llu failed%s%s; it holds %s",
 		     (unsigned long long)r->pub.rep.published, pool.key,
 		     (unsigned long long)r->pub.rep.present, (unsigned long long)r->pub.rep.incomplete,
 		     (unsigned long long)r->pub.rep.failed, r->pub.rep.failed ? ": " : "",
