@@ -71,7 +71,7 @@ say "a typo is refused before anything is submitted"
 lab_user srun -N1 --ext-cache=lcoal true
 echo "(srun exit code $?)"
 
-# ---- begin: PyTorch JIT extension, one build per node (tests/integration/test_torch.sh, scenario 1) ----
+# ---- begin: PyTorch JIT extension, one build per node (tests/integration/test_torch.bats, scenario 1) ----
 say "PyTorch JIT extension on 3 nodes x 2 ranks: every rank calls torch.utils.cpp_extension.load()"
 echo "(as DeepSpeed's op builder does; about a minute: each node compiles a small C++ op once)"
 user_home=$(getent passwd "$LAB_USER" | cut -d: -f6)

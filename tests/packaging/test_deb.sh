@@ -125,19 +125,23 @@ read -r -a line < <(sed -n 's/^#\(optional .*ext_cache\.so.*\)$/\1/p' "$conf")
 args=("${line[@]:2}")
 t_contains "the snippet's arguments use a node-local base" "base=/var/tmp/ext-cache" "${args[*]}"
 counts=$PKG_WORK/counts
-# common.sh's itest_begin replaces the EXIT trap and may exit: run it in a
-# subshell and carry the counts back (pessimistic until it finishes).
+# The lab (tests/integration/lib/cluster.sh) runs in a subshell with its own
+# EXIT trap: carry the counts back (pessimistic until it finishes).
 echo "$T_PASSED $((T_FAILED + 1))" >"$counts"
 (
-    export EXTC_PLUGIN=$plugin
-    # shellcheck source=../integration/common.sh
-    . "$PKG_TOP/tests/integration/common.sh"
-    # shellcheck disable=SC2034 # the plugin itest_begin (common.sh) installs: the packaged one
-    ITEST_PLUGIN=$plugin
-    itest_begin
+    # shellcheck source=../integration/lib/cluster.sh
+    . "$PKG_TOP/tests/integration/lib/cluster.sh"
+    # verbose: the plugin's own log lines are asserted below
+    # shellcheck disable=SC2034 # read by lab_start
+    LAB_SLURM_CONF_EXTRA=SlurmdDebug=verbose
     trap 'lab_stop >/dev/null 2>&1; echo "$T_PASSED $T_FAILED" >"$counts"' EXIT
+    if ! { lab_setup && lab_install_plugin "$plugin"; }; then
+        t_fail "lab set-up with the installed plugin" "lab_setup or lab_install_plugin failed"
+        exit 1
+    fi
+    ITEST_UID=$(id -u "$LAB_USER")
     t_eq "the lab runs the installed ext_cache.so" "$(sha256sum <"$plugin")" "$(sha256sum <"$LAB_PLUGIN")"
-    if ! itest_cluster "${args[@]}"; then
+    if ! { lab_set_plugstack "required $LAB_PLUGIN ${args[*]}" && lab_start >/dev/null; }; then
         t_fail "lab cluster with the installed plugin (${args[*]})" "see $LAB/log"
         exit 1
     fi
@@ -163,7 +167,13 @@ echo "$T_PASSED $((T_FAILED + 1))" >"$counts"
     t_contains "a typo is refused by the installed plugin" \
         "ext-cache: --ext-cache=lcoal: invalid mode (did you mean 'local'?)" "$out"
     lab_wait_idle 30 >/dev/null 2>&1
-    itest_gone_everywhere "nothing left of job $job on any node" "/var/tmp/ext-cache/$ITEST_UID/$job"
+    left=
+    for n in $(lab_nodes); do
+        rc=0
+        lab_node "$n" test -e "/var/tmp/ext-cache/$ITEST_UID/$job" || rc=$?
+        [ "$rc" -eq 1 ] || left="$left $n"
+    done
+    t_eq "nothing left of job $job on any node" "" "$left"
     # the two nodes that ran job $job, each with its own verbose lines
     created=0 removed=0 epilog=0
     for n in $(lab_nodes); do
@@ -188,7 +198,8 @@ echo "$T_PASSED $((T_FAILED + 1))" >"$counts"
         [ -n "$(lab_node "$n" find /var/tmp/ext-cache/.trash -mindepth 1 -maxdepth 1 2>/dev/null)" ] && left="$left $n"
     done
     t_eq "the trash is emptied in the background on every node" "" "$left"
-    lab_assert_no_drain "no node drained"
+    lab_wait_idle 30 >/dev/null 2>&1
+    t_eq "no node drained" "" "$(lab_drained_nodes 2>&1)"
     lab_stop >/dev/null 2>&1
 )
 read -r T_PASSED T_FAILED <"$counts"

@@ -402,27 +402,6 @@ lab_drained_nodes() {
     awk 'tolower($2) ~ /drain|drng|down|fail|inval/ {print $1}' <<<"$out" | sort -u
 }
 
-# lab_assert_no_drain [NAME]: wait for idle nodes (so pending epilogs count),
-# then t_pass/t_fail (from assert.sh) with `sinfo -R` on failure.
-lab_assert_no_drain() {
-    _lab_vars
-    local name=${1:-no node drained} d
-    if ! declare -F t_pass >/dev/null; then
-        _lab_err "lab_assert_no_drain: source assert.sh first"
-        return 1
-    fi
-    lab_wait_idle 30 >/dev/null 2>&1
-    if ! d=$(lab_drained_nodes 2>&1); then
-        t_fail "$name" "cannot query node states: $d"
-        return 1
-    fi
-    if [ -z "$d" ]; then
-        t_pass "$name"
-    else
-        t_fail "$name" "drained/down: $(tr '\n' ' ' <<<"$d")"$'\n'"$(_lab_sl sinfo -R 2>&1)"
-    fi
-}
-
 # lab_resume NODE...: return drained/down nodes to service.
 lab_resume() {
     _lab_vars

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache tests: what a hostile job user runs in a step
- * (test_hostile.sh). As whoever runs it, mount a FUSE filesystem that never
+ * (test_hostile.bats). As whoever runs it, mount a FUSE filesystem that never
  * answers anything but INIT on MNT, through the setuid fusermount3 with
  * -o allow_other, and leave its daemon running detached from the step
  * (double fork and setsid: proctrack/linuxproc, which follows parent pids,
@@ -20,7 +20,7 @@
  * MNT: an existing directory, absolute path. Exits 0 once fusermount3 has
  * mounted, printing "fuse_hang: MNT: daemon PID" and writing PID to
  * PIDFILE; exits 1 with a message when it could not. Built by
- * test_hostile.sh at run time.
+ * test_hostile.bats at run time.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* pipe2 */
@@ -38,7 +38,7 @@
 
 #include "fusesrv.h"
 
-/* fsname and subtype: how test_hostile.sh finds these mounts in a mountinfo */
+/* fsname and subtype: how test_hostile.bats finds these mounts in a mountinfo */
 #define FUSE_HANG_OPTS "allow_other,fsname=extc-hang,subtype=extchang"
 
 /* The descriptor fusermount3 sends over its _FUSE_COMMFD socket, or -1. */
