@@ -11,15 +11,17 @@
 #       TORCH_EXTENSIONS_DIR in the user's home, built once before: the
 #       world without the plugin, a persistent shared cache)
 #   7b. step launch with an empty pool: `srun -N3 -n6 --ext-cache=local
-#       true`, pool=node with a key never seen (so the pool holds nothing for
-#       it) against pool=off, POOL_LAUNCH_RUNS (default 24) of each
+#       true` with pool=node against pool=off, POOL_LAUNCH_RUNS (default
+#       48) rounds of three: the key derived from the environment (the
+#       default; `true` builds nothing, so it stays empty) and a key never
+#       seen (its directory made in the step)
 #   7c. seeding from the pool: a key holding POOL_SEED_MB (default 100) MB in
 #       1 MB files, seeded POOL_SEED_RUNS (default 5) times, with n1's base on
 #       the lab's disk (a reflink where the filesystem has one) and on a tmpfs
 #       (a copy); seconds per 100 MB from the plugin's own "node pool:
 #       seeded" log lines
 # Raw data: DATA/pool-load.tsv, DATA/pool-launch.tsv, DATA/pool-seed.txt;
-# DATA/pool.md is the table report.py puts in RESULTS.md.
+# report.py makes the table (`report.py --pool-only DATA` when run alone).
 set -u
 
 # alone, not sourced by bench/run.sh: a lab and run.sh's helpers of its own
@@ -28,7 +30,7 @@ pool_standalone=0
 [ "${BASH_SOURCE[0]}" != "$0" ] || { pool_standalone=1 top=$(cd "$(dirname "$0")/.." && pwd) &&
     . "$top/bench/torchlab.sh" && bench_alone_lab pool "${1:-}"; } || exit 1
 T=$(now_us)
-: "${POOL_LOAD_RUNS:=3}" "${POOL_LAUNCH_RUNS:=24}" "${POOL_SEED_RUNS:=5}" "${POOL_SEED_MB:=100}"
+: "${POOL_LOAD_RUNS:=3}" "${POOL_LAUNCH_RUNS:=48}" "${POOL_SEED_RUNS:=5}" "${POOL_SEED_MB:=100}"
 say "7. node pool: first load() pool/cold/home ($POOL_LOAD_RUNS each), launch with an empty pool ($POOL_LAUNCH_RUNS), seeding ${POOL_SEED_MB} MB ($POOL_SEED_RUNS)"
 # shellcheck source=torchlab.sh
 . "$top/bench/torchlab.sh" && bench_torch_lab pool "$top" || exit 1
@@ -65,26 +67,32 @@ for ((r = 0; r < POOL_LOAD_RUNS; r++)); do
 done
 rm -rf -- "$hcache"
 
-# 7b: the launch, pool=node with an always-new key (ROUND) against pool=off
+# 7b: the launch with an empty pool against pool=off. "derived": no
+# SLURM_EXT_CACHE_KEY, so the key comes from the environment (a fingerprint
+# child of the user's at step start, what most users get), and `true` builds
+# nothing, so that key stays empty; "newkey": a key never seen (ROUND), so
+# its directory and record are made in the step
 pool_launch() {
     local key=
     lab_wait_idle 60 >/dev/null || return 1
-    if [ "$1" = node ]; then
-        lab_set_plugstack "$POOL_PLUG"
-        key="bench-empty-$$-$2"
-    else
-        lab_set_plugstack "required $LAB_PLUGIN base=/var/tmp/ext-cache pool=off"
-    fi
+    case $1 in
+        off) lab_set_plugstack "required $LAB_PLUGIN base=/var/tmp/ext-cache pool=off" ;;
+        derived) lab_set_plugstack "$POOL_PLUG" ;;
+        newkey) lab_set_plugstack "$POOL_PLUG" && key="bench-empty-$$-$2" ;;
+    esac
     # shellcheck disable=SC2016 # expanded by the user's shell
     lab_user env ${key:+SLURM_EXT_CACHE_KEY=$key} bash -c 't0=$EPOCHREALTIME
         srun -Q -N3 -n6 --ext-cache=local true || exit 1
         t1=$EPOCHREALTIME; echo $((${t1/[.,]/} - ${t0/[.,]/}))'
 }
 echo "round variant us" >"$DATA/pool-launch.tsv"
-pool_launch off warm >/dev/null && pool_launch node warm >/dev/null || exit 1 # warm-up
+for v in off derived newkey; do pool_launch "$v" warm >/dev/null || exit 1; done # warm-up
+# the derived key must really be derived and held, or 7b measures nothing
+grep -aq 'node pool: key [0-9a-z]* (derived from the environment)' "$(lab_log n1)" ||
+    { echo "bench: pool: no step derived a key from the environment (see $(lab_log n1))" >&2; exit 1; }
+orders=("off derived newkey" "derived newkey off" "newkey off derived")
 for ((r = 0; r < POOL_LAUNCH_RUNS; r++)); do
-    if ((r % 2)); then order="node off"; else order="off node"; fi
-    for v in $order; do
+    for v in ${orders[r % 3]}; do
         us=$(pool_launch "$v" "$r") || { echo "bench: pool: srun failed ($v)" >&2; exit 1; }
         echo "$r $v $us" >>"$DATA/pool-launch.tsv"
     done
@@ -108,7 +116,7 @@ pool_seed_runs() {
             { echo "bench: pool: seeded job failed" >&2; return 1; }
     done
     lab_wait_idle 60 >/dev/null
-    fstype=$(lab_node n1 stat -f -c %T /var/tmp/ext-cache | tr -cd 'a-z0-9_/-')
+    fstype=$(lab_node n1 findmnt -n -o FSTYPE --target /var/tmp/ext-cache | tr -cd 'a-z0-9_-')
     grep -ah 'node pool: seeded .* files, ' "$(lab_log n1)" | tail -n "$POOL_SEED_RUNS" |
         awk -v fs="${fstype:-unknown}" '{ sub(/.*ext-cache: /, ""); print fs, $0 }' >>"$DATA/pool-seed.txt"
 }
@@ -122,41 +130,9 @@ pool_seed_runs tmpfs || exit 1
 grep -ah 'ext-cache: .*node pool' "$(lab_log n1)" >"$DATA/pool-slurmd-n1.log"
 lab_stop >/dev/null 2>&1
 
-# the table: medians of interleaved runs, and their ratios
-awk -v loads="$DATA/pool-load.tsv" -v launch="$DATA/pool-launch.tsv" -v seed="$DATA/pool-seed.txt" '
-function med(a, n,   i, j, t) {
-    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
-BEGIN {
-    while ((getline l < loads) > 0) { split(l, f, " "); if (f[1] == "round") continue
-        m = f[2]; nl[m]++; L[m, nl[m]] = f[3]; W[m, nl[m]] = f[4]; C[m] = C[m] " " f[5] }
-    while ((getline l < launch) > 0) { split(l, f, " "); if (f[1] == "round") continue
-        v = f[2]; nu[v]++; U[v, nu[v]] = f[3] }
-    while ((getline l < seed) > 0) {
-        mb = 0
-        if (match(l, /\([0-9]+ bytes\)/)) mb = substr(l, RSTART + 1, RLENGTH - 8) / 1048576
-        split(l, g, " ")
-        if (match(l, /in [0-9.]+ s$/) && mb > 0) { s = substr(l, RSTART + 3, RLENGTH - 5) + 0; ns[g[1]]++; S[g[1], ns[g[1]]] = s * 100 / mb } }
-    for (m in nl) { for (i = 1; i <= nl[m]; i++) { a[i] = L[m, i]; b[i] = W[m, i] }
-        ml[m] = med(a, nl[m]); mw[m] = med(b, nl[m]) }
-    for (v in nu) { for (i = 1; i <= nu[v]; i++) a[i] = U[v, i]; mu[v] = med(a, nu[v]) / 1e6 }
-    print "| measure | pool | cold | home (no plugin) | cold / pool | pool / home |"
-    print "|---|---|---|---|---|---|"
-    printf "| first `load()` (s, median) | %.3f | %.3f | %.3f | **%.1fx** (target >= 10x) | **%.2f** (target <= 1.2) |\n", ml["pool"], ml["cold"], ml["home"], ml["cold"] / ml["pool"], ml["pool"] / ml["home"]
-    printf "| whole srun (s, median) | %.3f | %.3f | %.3f | %.1fx | %.2f |\n", mw["pool"], mw["cold"], mw["home"], mw["cold"] / mw["pool"], mw["pool"] / mw["home"]
-    printf "| compiler runs per job | %s | %s | %s | | |\n", C["pool"], C["cold"], C["home"]
-    print ""
-    printf "Launch with an empty pool, `srun -N3 -n6 --ext-cache=local true`, %d interleaved runs each: pool=node %.3f s, pool=off %.3f s (medians): ratio **%.3f** (target <= 1.02).\n", nu["node"], mu["node"], mu["off"], mu["node"] / mu["off"]
-    print ""
-    nfs = 0
-    for (fsn in ns) { nfs++; for (i = 1; i <= ns[fsn]; i++) a[i] = S[fsn, i]
-        printf "Seeding from the pool, %d runs, the base on %s: **%.3f s per 100 MB** (median).\n", ns[fsn], fsn, med(a, ns[fsn]) }
-    if (!nfs) print "Seeding from the pool: no seed was logged (see pool-slurmd-n1.log)."
-}' >"$DATA/pool.md"
 section_time pool "$T"
 
 if [ "$pool_standalone" = 1 ]; then
     trap - EXIT
-    cat "$DATA/pool.md"
+    "$PY" "$top/bench/report.py" --pool-only "$DATA"
 fi

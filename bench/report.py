@@ -5,6 +5,7 @@
   report.py DATA_DIR
   report.py --warm-only DATA_DIR     only the warm start table (bench/warm.sh alone)
   report.py --compile-only DATA_DIR  only the torch.compile table (bench/compile.sh alone)
+  report.py --pool-only DATA_DIR     only the node pool table (bench/pool.sh alone)
 """
 import datetime
 import math
@@ -15,6 +16,7 @@ import sys
 
 WARM_ONLY = sys.argv[1] == "--warm-only"
 COMPILE_ONLY = sys.argv[1] == "--compile-only"
+POOL_ONLY = sys.argv[1] == "--pool-only"
 DATA = sys.argv[-1]
 
 
@@ -207,6 +209,95 @@ def compile_report(summary):
     return lines
 
 
+# ---- 7. the node pool (bench/pool.sh) ---------------------------------------------
+def read_rows(name):
+    """The rows of a whitespace-separated table with a header line."""
+    with open(path(name)) as fh:
+        next(fh)
+        return [line.split() for line in fh if line.strip()]
+
+
+def pool_launch_rows(summary, q):
+    """7b: each pool=node variant against pool=off, per-round ratios."""
+    rounds = {}
+    for r, variant, us in read_rows("pool-launch.tsv"):
+        rounds.setdefault(r, {})[variant] = float(us) / 1000
+    q("| variant | runs | median ms | ratio to pool=off (median of per-round ratios) | 95% CI | added ms |")
+    q("|---|---|---|---|---|---|")
+    q("| pool=off | %d | %.1f | 1 | | |" % (len(rounds), median([v["off"] for v in rounds.values()])))
+    for variant, what in (("derived", "the key derived from the environment, the default; it holds nothing"),
+                          ("newkey", "a key never seen before; its directory is made in the step")):
+        pairs = [(v[variant], v["off"]) for v in rounds.values() if variant in v and "off" in v]
+        ratios = [a / b for a, b in pairs]
+        added = median([a - b for a, b in pairs])
+        q("| pool=node, %s | %d | %.1f | %.3f | %s | %+.1f |" % (
+            what, len(pairs), median([a for a, _ in pairs]), median(ratios), fmt_ci(ratios), added))
+        summary.append(("7b" if variant == "derived" else "7b'",
+                        "step launch with an empty pool, `srun -N3 -n6 --ext-cache=local true`: "
+                        "pool=node (%s) / pool=off, %d interleaved rounds" % (what, len(pairs)),
+                        "%.3f (95%% CI %s)" % (median(ratios), fmt_ci(ratios)), "<= 1.02",
+                        yes(median(ratios) <= 1.02)))
+
+
+def pool_report(summary):
+    """Summary rows and the section's lines, or None without node pool data."""
+    if not all(os.path.exists(path(n)) for n in ("pool-load.tsv", "pool-launch.tsv", "pool-seed.txt")):
+        return None
+    load = {}
+    for _, mode, load_s, wall_s, comp in read_rows("pool-load.tsv"):
+        load.setdefault(mode, []).append((float(load_s), float(wall_s), int(comp)))
+    ml = {m: median([x[0] for x in v]) for m, v in load.items()}
+    mw = {m: median([x[1] for x in v]) for m, v in load.items()}
+    lines = []
+    q = lines.append
+    q("## 7. Node pool")
+    q("")
+    q("`bench/pool.sh`, on lab node n1 with `pool=node`. 7a: the first `load()` of the JIT op in a new job "
+      "when the same environment ran on the node before (pool), with a key never seen (cold, an empty "
+      "private directory), and with `--ext-cache=off` and `TORCH_EXTENSIONS_DIR` in the user's home built "
+      "once before (home: the world without the plugin), interleaved. `load()`'s own time is printed by "
+      "extload.py to 0.01 s, so a warm `load()` sits on that floor: the whole srun is the conservative "
+      "figure. 7b: the launch of `srun -N3 -n6 --ext-cache=local true` with `pool=node` and nothing in "
+      "the pool for the step's key, against `pool=off`, rounds in rotating order. 7c: seeding a key of "
+      "1 MB files, per 100 MB, from the plugin's own log line.")
+    q("")
+    q("| measure | pool | cold | home (no plugin) | cold / pool | pool / home |")
+    q("|---|---|---|---|---|---|")
+    q("| first `load()` (s, median) | %.3f | %.3f | %.3f | **%.1fx** | **%.2f** |" % (
+        ml["pool"], ml["cold"], ml["home"], ml["cold"] / ml["pool"], ml["pool"] / ml["home"]))
+    q("| whole srun (s, median) | %.3f | %.3f | %.3f | %.1fx | %.2f |" % (
+        mw["pool"], mw["cold"], mw["home"], mw["cold"] / mw["pool"], mw["pool"] / mw["home"]))
+    q("| compiler runs per job | %s | %s | %s | | |" % tuple(
+        " ".join(str(x[2]) for x in load[m]) for m in ("pool", "cold", "home")))
+    q("")
+    summary.append(("7a", "first torch `load()` in a new job on a node that ran the environment before: "
+                    "cold private / pool (`pool=node`), %d interleaved runs each" % len(load["pool"]),
+                    "%.0fx (%.2f s / %.2f s); whole srun %.1fx" % (
+                        ml["cold"] / ml["pool"], ml["cold"], ml["pool"], mw["cold"] / mw["pool"]),
+                    ">= 10", yes(mw["cold"] / mw["pool"] >= 10 and ml["cold"] / ml["pool"] >= 10)))
+    summary.append(("7a'", "the same: pool / the user's own home cache without the plugin",
+                    "%.2f (`load()` %.2f s / %.2f s); whole srun %.2f" % (
+                        ml["pool"] / ml["home"], ml["pool"], ml["home"], mw["pool"] / mw["home"]),
+                    "<= 1.2", yes(ml["pool"] / ml["home"] <= 1.2 and mw["pool"] / mw["home"] <= 1.2)))
+    pool_launch_rows(summary, q)
+    q("")
+    per_fs = {}
+    with open(path("pool-seed.txt")) as fh:
+        for line in fh:
+            m = re.search(r"\((\d+) bytes\) in ([0-9.]+) s$", line)
+            if m and int(m.group(1)) > 0:
+                per_fs.setdefault(line.split()[0], []).append(
+                    float(m.group(2)) * 100 * 1048576 / int(m.group(1)))
+    for fs, v in sorted(per_fs.items()):
+        q("Seeding from the pool, %d runs, the base on %s: **%.3f s per 100 MB** (median; all: %s)." % (
+            len(v), fs, median(v), " ".join("%.3f" % x for x in v)))
+        summary.append(("7c", "seeding a new step from the pool, base on %s" % fs,
+                        "%.3f s per 100 MB" % median(v), "reported", "-"))
+    if not per_fs:
+        q("Seeding from the pool: no seed was logged (see pool-slurmd-n1.log).")
+    return lines
+
+
 def print_one_section(report, what):
     """The summary rows and the section of one benchmark run alone."""
     rows = []
@@ -226,6 +317,8 @@ if COMPILE_ONLY:
     print_one_section(compile_report, "torch.compile")
 if WARM_ONLY:
     print_one_section(warm_report, "warm start")
+if POOL_ONLY:
+    print_one_section(pool_report, "node pool")
 
 
 machine = {}
@@ -416,15 +509,17 @@ summary.append(("4", "footprint across %d + %d interleaved steps: growth of slur
 
 warm_section = warm_report(summary)
 compile_section = compile_report(summary)
+pool_section = pool_report(summary)
 
 # ---- the document ---------------------------------------------------------------
 p("# spank-ext-cache benchmark results")
 p("")
 p("Generated by `bench/run.sh` (also `make bench`) on %s; do not edit, rerun it. "
-  "It took %s s (launch %s, removal %s, epilog %s, footprint %s, warm start %s, torch.compile %s)." % (
+  "It took %s s (launch %s, removal %s, epilog %s, footprint %s, warm start %s, torch.compile %s, "
+  "node pool %s)." % (
       machine.get("date", "?"), durations.get("total", "?"), durations.get("launch", "?"),
       durations.get("removal", "?"), durations.get("epilog", "?"), durations.get("footprint", "?"),
-      durations.get("warm", "?"), durations.get("compile", "?")))
+      durations.get("warm", "?"), durations.get("compile", "?"), durations.get("pool", "?")))
 p("Every figure compared with a target is a ratio or a difference of two things measured in the "
   "same run, interleaved (alternating order), as a median over repeated runs; the 95% intervals "
   "are distribution-free intervals of that median. Absolute times are reported for reference only: "
@@ -443,7 +538,7 @@ p("## Summary")
 p("")
 p("| # | measure | result | target | met |")
 p("|---|---|---|---|---|")
-for row in summary:
+for row in sorted(summary, key=lambda row: row[0]):
     p("| %s |" % " | ".join(row))
 p("")
 
@@ -648,18 +743,7 @@ if warm_section is not None:
     out.extend(warm_section)
 if compile_section is not None:
     out.extend(compile_section)
-# ---- 7. the node pool (bench/pool.sh writes its own table) -----------------------
-if os.path.exists(path("pool.md")):
+if pool_section is not None:
     out.append("")
-    out.append("## 7. Node pool")
-    out.append("")
-    out.append("`bench/pool.sh`, on lab node n1 with `pool=node`: the first `load()` of the JIT op in a new "
-               "job when the same environment ran on the node before (pool), with a key never seen (cold, "
-               "an empty private directory), and with `--ext-cache=off` and `TORCH_EXTENSIONS_DIR` in the "
-               "user's home built once before (home: the world without the plugin), interleaved; the "
-               "launch of `srun -N3 -n6 --ext-cache=local true` with an always-new key (nothing in the pool) "
-               "against `pool=off`; seeding a 1 MB-per-file key, per 100 MB.")
-    out.append("")
-    with open(path("pool.md")) as f:
-        out.extend(f.read().rstrip("\n").split("\n"))
+    out.extend(pool_section)
 print("\n".join(out))

@@ -26,7 +26,7 @@
 # the ratios. Every figure is a ratio (or difference) of two things measured in
 # the same run, interleaved, as medians over repeated runs; absolute times are
 # only reported, never compared with a threshold. It is not part of the test
-# suite (tests/run-all.sh). About 12 minutes; --quick: a smoke run of two minutes.
+# suite (tests/run-all.sh). About 20 minutes; --quick: a smoke run of a few minutes.
 #
 # Knobs: EXTC_BENCH_WORK scratch and raw data (default /var/lib/ext-cache-bench);
 # EXTC_LAB, EXTC_LAB_CTLD_PORT, EXTC_LAB_SLURMD_PORT the lab cluster (default
@@ -34,6 +34,7 @@
 # BENCH_LAUNCH_RUNS (48), BENCH_LAUNCH_TMPFS_RUNS (48), BENCH_RM_RUNS (11), BENCH_RM_DISK_SHAPES ("torch"),
 # BENCH_EPILOG_RUNS (11), BENCH_EPILOG_FILES (100000), BENCH_STEPEND_RUNS (5),
 # BENCH_FOOT_STEPS (1000), WARM_LOAD_RUNS (3), WARM_COPY_RUNS (9), COMPILE_RUNS (5),
+# POOL_LOAD_RUNS (3), POOL_LAUNCH_RUNS (48), POOL_SEED_RUNS (5), POOL_SEED_MB (100),
 # EXTC_BENCH_RELEASE (forky: the chroot for section 6).
 set -u
 
@@ -60,6 +61,7 @@ export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-17818}
 if [ "$quick" = 1 ]; then
     : "${BENCH_LAUNCH_RUNS:=5}" "${BENCH_LAUNCH_TMPFS_RUNS:=3}" "${BENCH_RM_RUNS:=3}" "${BENCH_EPILOG_RUNS:=3}" "${BENCH_STEPEND_RUNS:=1}" "${BENCH_FOOT_STEPS:=20}"
     : "${WARM_LOAD_RUNS:=1}" "${WARM_COPY_RUNS:=3}" "${COMPILE_RUNS:=1}"
+    : "${POOL_LOAD_RUNS:=1}" "${POOL_LAUNCH_RUNS:=3}" "${POOL_SEED_RUNS:=1}"
 fi
 LAUNCH_RUNS=${BENCH_LAUNCH_RUNS:-48}
 LAUNCH_TMPFS_RUNS=${BENCH_LAUNCH_TMPFS_RUNS:-48}
