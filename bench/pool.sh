@@ -116,7 +116,8 @@ pool_seed_runs() {
             { echo "bench: pool: seeded job failed" >&2; return 1; }
     done
     lab_wait_idle 60 >/dev/null
-    fstype=$(lab_node n1 findmnt -n -o FSTYPE --target /var/tmp/ext-cache | tr -cd 'a-z0-9_-')
+    # findmnt lists every mount stacked there; the last is the one on top
+    fstype=$(lab_node n1 findmnt -n -o FSTYPE --target /var/tmp/ext-cache | tail -n 1 | tr -cd 'a-z0-9_-')
     grep -ah 'node pool: seeded .* files, ' "$(lab_log n1)" | tail -n "$POOL_SEED_RUNS" |
         awk -v fs="${fstype:-unknown}" '{ sub(/.*ext-cache: /, ""); print fs, $0 }' >>"$DATA/pool-seed.txt"
 }
