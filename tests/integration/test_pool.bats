@@ -5,7 +5,8 @@
 # into <base>/.pool/<uid>/<key> at its end (a job-mode job's at its
 # epilog), and the next step of the same environment on that node starts
 # from them (torch's "ninja: no work to do"); another key or another
-# environment (a venv) starts cold; pool_max holds after many jobs; two
+# environment (a venv) starts cold; pool_max holds after many jobs, and a
+# key a running step holds is not evicted; two
 # concurrent jobs of one user on a node; a full disk during the move; the
 # pool's levels and modes; bad arguments refused with the key named.
 
@@ -224,6 +225,46 @@ SH
     itest_match "^[0-9a-f]{32}\$" "$(keys_on n2)"
     itest_match "node pool: .*evicted [1-9][0-9]* \([0-9]+ unused past pool_ttl, [1-9][0-9]* over pool_max" \
         "$(cat "$(lab_log n2)")"
+    itest_no_drain
+}
+
+@test "a key a running step holds is never evicted; once the step has ended it can go" {
+    itest_cluster "base=$ITEST_BASE pool=node"
+    # shellcheck disable=SC2016 # expanded by the job's shell
+    fill='mkdir -p "$TRITON_CACHE_DIR/k" && echo x >"$TRITON_CACHE_DIR/k/f"'
+    declare -A key
+    for k in held idle; do
+        before=$(keys_on n1)
+        lab_user env SLURM_EXT_CACHE_KEY="$k" srun -N1 -w n1 --ext-cache=local bash -c "$fill" ||
+            fail "the job of key $k failed"
+        lab_wait_idle 30 >/dev/null
+        key[$k]=$(comm -13 <(echo "$before") <(keys_on n1))
+        [ -n "${key[$k]}" ] || fail "no key directory for SLURM_EXT_CACHE_KEY=$k on n1"
+    done
+    rm -f "$W/held.started" "$W/held.release"
+    # a step of key "held" runs on n1 until released
+    lab_user env SLURM_EXT_CACHE_KEY=held srun -N1 -w n1 --ext-cache=local bash -c \
+        "touch $W/held.started; for _ in \$(seq 600); do [ -e $W/held.release ] && break; sleep 0.1; done" \
+        >"$W/held.out" 2>&1 3>&- &
+    held_pid=$!
+    itest_poll 30 test -e "$W/held.started" || fail "the holding step did not start: $(cat "$W/held.out")"
+    # both keys unused for 30 days by their records; another job's epilog starts the evictor
+    lab_node n1 touch -d '30 days ago' "$POOL/$ITEST_UID/${key[held]}.use" "$POOL/$ITEST_UID/${key[idle]}.use"
+    logged=$(wc -l <"$(lab_log n1)")
+    lab_user env SLURM_EXT_CACHE_KEY=evictor srun -N1 -w n1 --ext-cache=local true || fail "the evicting job failed"
+    # the evictor logs its pass when it has ended
+    pass_logged() { tail -n +"$((logged + 1))" "$(lab_log n1)" | grep -q 'node pool: [0-9]* keys, '; }
+    itest_poll 30 pass_logged || fail "no eviction pass was logged on n1"
+    itest_match "node pool: [0-9]+ keys, 1 in use; evicted [1-9]" "$(tail -n +"$((logged + 1))" "$(lab_log n1)")"
+    lab_node n1 test -d "$POOL/$ITEST_UID/${key[held]}/triton/k" || fail "the held key was evicted"
+    itest_absent n1 "$POOL/$ITEST_UID/${key[idle]}" || fail "the idle key was not evicted"
+    touch "$W/held.release"
+    wait "$held_pid" || fail "the holding step failed: $(cat "$W/held.out")"
+    lab_wait_idle 30 >/dev/null
+    # no longer held: the same age now lets it go
+    lab_node n1 touch -d '30 days ago' "$POOL/$ITEST_UID/${key[held]}.use"
+    lab_user env SLURM_EXT_CACHE_KEY=evictor srun -N1 -w n1 --ext-cache=local true || fail "the evicting job failed"
+    itest_poll 30 itest_absent n1 "$POOL/$ITEST_UID/${key[held]}" || fail "the released key was not evicted"
     itest_no_drain
 }
 
