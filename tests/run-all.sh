@@ -86,27 +86,29 @@ if [ "$rc" -ne 0 ]; then
 fi
 
 # every other suite prints ok/not ok lines: the integration suites are bats
-# files (TAP), the others close with "N passed, M failed";
-# the other Slurm releases (24.11 in Debian 13, 26.05 in Debian forky) run
-# their suites in chroots of their own (tests/releases/run-release.sh)
-for suite in tests/lint.sh tests/integration/test_*.bats tests/integration/test_*.sh tests/packaging/test_*.sh \
-    tests/releases/run-release.sh:trixie tests/releases/run-release.sh:forky tests/run-hardening.sh; do
-    args=()
+# files (TAP), the others close with "N passed, M failed"
+
+# start_suite SUITE[:ARG]: run it in the background into its log; sets
+# suite_name, suite_kind and suite_pid
+start_suite() {
+    local suite=$1 args=() run envs=()
     case $suite in *:*) args=("${suite#*:}") suite=${suite%:*} ;; esac
-    [ -f "$suite" ] || continue
-    name=$(basename "$(dirname "$suite")")-$(basename "${suite%.bats}" .sh)${args[0]:+-${args[0]}}
+    suite_name=$(basename "$(dirname "$suite")")-$(basename "${suite%.bats}" .sh)${args[0]:+-${args[0]}}
     run=(bash "$suite")
-    kind=plain
-    case $suite in *.bats) run=(bats --tap "$suite") kind=tap ;; esac
-    step "$name"
-    t0=$SECONDS
+    suite_kind=plain
+    case $suite in *.bats) run=(bats --tap "$suite") suite_kind=tap ;; esac
     # make check ran above and runs again inside test_distcheck's build:
     # the packages are built without a third and fourth run
-    envs=()
-    case $name in packaging-test_deb | packaging-test_rpm) envs=(EXTC_PKG_NOCHECK=1) ;; esac
-    env "${envs[@]}" "${run[@]}" "${args[@]}" >"$logdir/$name.log" 2>&1
-    rc=$?
-    echo "# $name took $((SECONDS - t0)) s"
+    case $suite_name in packaging-test_deb | packaging-test_rpm) envs=(EXTC_PKG_NOCHECK=1) ;; esac
+    env "${envs[@]}" "${run[@]}" "${args[@]}" >"$logdir/$suite_name.log" 2>&1 &
+    suite_pid=$!
+}
+
+# end_suite NAME KIND PID T0: wait for it, then count its log
+end_suite() {
+    local name=$1 kind=$2 rc=0
+    wait "$3" || rc=$?
+    echo "# $name took $((SECONDS - $4)) s"
     grep -E '^(not ok|[0-9]+ passed)' "$logdir/$name.log"
     count_from "$logdir/$name.log" "$kind"
     if [ "$rc" -ne 0 ]; then
@@ -114,6 +116,30 @@ for suite in tests/lint.sh tests/integration/test_*.bats tests/integration/test_
         # a suite that failed without saying which test failed counts once
         grep -q -E '^([0-9]+ passed, [0-9]+ failed|not ok )' "$logdir/$name.log" || failed=$((failed + 1))
     fi
+}
+
+for suite in tests/lint.sh tests/integration/test_*.bats tests/integration/test_*.sh tests/packaging/test_*.sh \
+    releases tests/run-hardening.sh; do
+    if [ "$suite" = releases ]; then
+        # the other Slurm releases (24.11 in Debian 13, 26.05 in Debian
+        # forky), each in a chroot with its own lab and ports, run at the
+        # same time: most of their time is spent waiting on jobs, and the
+        # one phase that touches the host's devices (the recipe's make
+        # check) takes a lock in run-release.sh
+        step "releases-run-release-trixie and releases-run-release-forky, side by side"
+        t0=$SECONDS
+        start_suite tests/releases/run-release.sh:trixie
+        trixie=("$suite_name" "$suite_kind" "$suite_pid")
+        start_suite tests/releases/run-release.sh:forky
+        end_suite "${trixie[@]}" "$t0"
+        end_suite "$suite_name" "$suite_kind" "$suite_pid" "$t0"
+        continue
+    fi
+    [ -f "$suite" ] || continue
+    t0=$SECONDS
+    start_suite "$suite"
+    step "$suite_name"
+    end_suite "$suite_name" "$suite_kind" "$suite_pid" "$t0"
 done
 
 step "summary"

@@ -101,7 +101,11 @@ recipe_phase() {
 if [ "${EXTC_REL_RECIPE:-1}" = 0 ]; then
     t_note "$suite: README's recipe left out (EXTC_REL_RECIPE=0)"
 else
+    # the recipe's make check runs the root-only tests, which change host
+    # state (/dev/fuse's mode, loop devices): one release at a time
+    exec {recipe_lock}>/run/ext-cache-release-recipe.lock && flock "$recipe_lock"
     recipe_phase
+    exec {recipe_lock}>&-
 fi
 
 # ---- 2. the daemons and the integration suites ----------------------------------------------
