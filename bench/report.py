@@ -24,6 +24,13 @@ def path(name):
     return os.path.join(DATA, name)
 
 
+def read_rows(name):
+    """The rows of a whitespace-separated table with a header line."""
+    with open(path(name)) as fh:
+        next(fh)
+        return [line.split() for line in fh if line.strip()]
+
+
 def median(v):
     return statistics.median(v) if v else float("nan")
 
@@ -54,12 +61,9 @@ def warm_report(summary):
         return None
     load = {}
     compiled = {}
-    with open(path("warm-load.tsv")) as fh:
-        next(fh)
-        for line in fh:
-            _, mode, load_s, wall_s, comp = line.split()
-            load.setdefault(mode, []).append((float(load_s), float(wall_s)))
-            compiled[mode] = compiled.get(mode, 0) + int(comp)
+    for _, mode, load_s, wall_s, comp in read_rows("warm-load.tsv"):
+        load.setdefault(mode, []).append((float(load_s), float(wall_s)))
+        compiled[mode] = compiled.get(mode, 0) + int(comp)
     cold_load = median([x[0] for x in load["cold"]])
     seed_load = median([x[0] for x in load["seeded"]])
     cold_wall = median([x[1] for x in load["cold"]])
@@ -135,11 +139,8 @@ def compile_report(summary):
     if not os.path.exists(path("compile.tsv")):
         return None
     runs = {}
-    with open(path("compile.tsv")) as fh:
-        next(fh)
-        for line in fh:
-            _, mode, t_first, wall, hit, miss = line.split()
-            runs.setdefault(mode, []).append((float(t_first), float(wall), int(hit), int(miss)))
+    for _, mode, t_first, wall, hit, miss in read_rows("compile.tsv"):
+        runs.setdefault(mode, []).append((float(t_first), float(wall), int(hit), int(miss)))
     env = {}
     if os.path.exists(path("compile-env.txt")):
         with open(path("compile-env.txt")) as fh:
@@ -210,13 +211,6 @@ def compile_report(summary):
 
 
 # ---- 7. the node pool (bench/pool.sh) ---------------------------------------------
-def read_rows(name):
-    """The rows of a whitespace-separated table with a header line."""
-    with open(path(name)) as fh:
-        next(fh)
-        return [line.split() for line in fh if line.strip()]
-
-
 def pool_launch_rows(summary, q):
     """7b: each pool=node variant against pool=off, per-round ratios."""
     rounds = {}
@@ -340,12 +334,9 @@ summary = []
 # ---- 1. launch ------------------------------------------------------------------
 launch = {}   # (fs, variant) -> [ms]
 rounds = {}   # (fs, round) -> {variant: ms}
-with open(path("launch.tsv")) as fh:
-    next(fh)
-    for line in fh:
-        fs, r, v, us = line.split()
-        launch.setdefault((fs, v), []).append(int(us) / 1000.0)
-        rounds.setdefault((fs, int(r)), {})[v] = int(us) / 1000.0
+for fs, r, v, us in read_rows("launch.tsv"):
+    launch.setdefault((fs, v), []).append(int(us) / 1000.0)
+    rounds.setdefault((fs, int(r)), {})[v] = int(us) / 1000.0
 
 
 def launch_paired(fs, v):
