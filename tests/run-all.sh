@@ -34,9 +34,10 @@ count_from() {
             f=$(grep -h '^\[  FAILED  \] [0-9]* test' "$log" | awk '{s += $4} END {print s + 0}')
             ;;
         tap)
-            # bats --tap: one "ok N name" or "not ok N name" per @test
-            p=$(grep -cE '^ok [0-9]+ ' "$log")
-            f=$(grep -cE '^not ok [0-9]+ ' "$log")
+            # bats --tap: one "ok N name" or "not ok N name" per @test; a
+            # skipped @test ("ok N name # skip") is a failure here, as in make check
+            p=$(grep -E '^ok [0-9]+ ' "$log" | grep -cvE ' # skip( |$)')
+            f=$(($(grep -cE '^not ok [0-9]+ ' "$log") + $(grep -cE '^ok [0-9]+ .* # skip( |$)' "$log")))
             ;;
         plain)
             p=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | awk '{print $1}')
