@@ -13,9 +13,10 @@
 #include <cmocka.h>
 
 /*
- * Runs the cases of group `group` (program test_<group>) when root; exits
- * with automake's skip (77) otherwise, which run-all.sh (root) treats as a
- * failure. `prepare` (may be NULL) runs once before the cases, as root;
+ * Runs the cases of group `group` (program test_<group>) when root; fails
+ * (exit 1, saying why) otherwise: these programs are make check-root's, and
+ * that tier fails rather than skips. `prepare` (may be NULL) runs once
+ * before the cases, as root;
  * a non-zero return fails the program (1) without running them.
  */
 int testmain_root_only(const char *group, const char *why_root,
