@@ -1,14 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The whole test suite, from a fresh Debian 12 machine, as root:
-#   install dependencies, build with warnings as errors, run the cmocka unit
-#   tests, every integration suite on a throwaway 3-node Slurm, the packaging
-#   suites (man page, distcheck, .deb installed into the lab, RPM) and the
-#   hardening suite (sanitizers, valgrind, adversarial and fault injection,
-#   fuzz corpora); first, the static checks (tests/lint.sh: shellcheck,
-#   cppcheck, duplicates).
-# Ends with one line "N passed, M failed" summing every suite; exits non-zero
-# if anything failed or if no test ran.
+# The whole test suite, from a fresh Debian 12 machine, as root (what CI runs):
+#   install dependencies, build with warnings as errors, make check (the
+#   tier any builder runs); then, in the background, three chroot lanes:
+#   README's package and From-source recipes on a fresh minbase Debian 12
+#   (tests/releases/run-recipes.sh) and Slurm 24.11 and 26.05 in Debian 13
+#   and forky chroots (tests/releases/run-release.sh); meanwhile, one after
+#   the other: the static checks (tests/lint.sh: shellcheck, cppcheck,
+#   jscpd), every integration suite on a throwaway 3-node Slurm, the
+#   packaging suites (man page, distcheck, .deb installed into the lab, RPM,
+#   each with make check on) and the hardening suite (make check and make
+#   check-root under sanitizers and valgrind, fuzz corpora).
+# Ends with each suite's seconds and one line "N passed, M failed" summing
+# every suite; exits non-zero if anything failed or if no test ran.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
@@ -63,8 +67,10 @@ if ! { autoreconf -fi && ./configure --enable-werror && make -j2 &&
     exit 1
 fi
 
-step "unit tests (make check)"
+step "unit tests (make check: the tier any builder runs; make check-root runs in run-hardening.sh)"
 echo "# dependencies and build took $SECONDS s"
+timings="$(printf '%-44s %6d' "dependencies and build" "$SECONDS")"$'\n'
+t0=$SECONDS
 make -j2 check >"$logdir/unit.log" 2>&1
 rc=$?
 cat tests/unit/*.log tests/adversarial/*.log tests/fault/*.log >"$logdir/unit-detail.log" 2>/dev/null
@@ -73,7 +79,8 @@ count_from "$logdir/unit-detail.log" cmocka
 for replay in fuzz/replay_*.log; do
     [ -e "$replay" ] && count_from "$replay" plain
 done
-# a program skips (exit 77) only when not root; here that is a failure
+timings="$timings$(printf '%-44s %6d' "make check" $((SECONDS - t0)))"$'\n'
+# no program of make check may skip
 if grep -qE '^# SKIP: +[1-9]' "$logdir/unit.log"; then
     echo "make check skipped programs: $(grep -E '^SKIP:' "$logdir/unit.log" | paste -sd' ' -)"
     failed=$((failed + 1))
@@ -89,19 +96,19 @@ fi
 # every other suite prints ok/not ok lines: the integration suites are bats
 # files (TAP), the others close with "N passed, M failed"
 
+# Each suite's seconds, for the summary's table.
+timings=""
+
 # start_suite SUITE[:ARG]: run it in the background into its log; sets
 # suite_name, suite_kind and suite_pid
 start_suite() {
-    local suite=$1 args=() run envs=()
+    local suite=$1 args=() run
     case $suite in *:*) args=("${suite#*:}") suite=${suite%:*} ;; esac
     suite_name=$(basename "$(dirname "$suite")")-$(basename "${suite%.bats}" .sh)${args[0]:+-${args[0]}}
     run=(bash "$suite")
     suite_kind=plain
     case $suite in *.bats) run=(bats --tap "$suite") suite_kind=tap ;; esac
-    # make check ran above and runs again inside test_distcheck's build:
-    # the packages are built without a third and fourth run
-    case $suite_name in packaging-test_deb | packaging-test_rpm) envs=(EXTC_PKG_NOCHECK=1) ;; esac
-    env "${envs[@]}" "${run[@]}" "${args[@]}" >"$logdir/$suite_name.log" 2>&1 &
+    "${run[@]}" "${args[@]}" >"$logdir/$suite_name.log" 2>&1 &
     suite_pid=$!
 }
 
@@ -110,6 +117,7 @@ end_suite() {
     local name=$1 kind=$2 rc=0
     wait "$3" || rc=$?
     echo "# $name took $((SECONDS - $4)) s"
+    timings="$timings$(printf '%-44s %6d' "$name" $((SECONDS - $4)))"$'\n'
     grep -E '^(not ok|[0-9]+ passed)' "$logdir/$name.log"
     count_from "$logdir/$name.log" "$kind"
     if [ "$rc" -ne 0 ]; then
@@ -119,23 +127,22 @@ end_suite() {
     fi
 }
 
-for suite in tests/lint.sh tests/integration/test_*.bats tests/integration/test_*.sh tests/packaging/test_*.sh \
-    releases tests/run-hardening.sh; do
-    if [ "$suite" = releases ]; then
-        # the other Slurm releases (24.11 in Debian 13, 26.05 in Debian
-        # forky), each in a chroot with its own lab and ports, run at the
-        # same time: most of their time is spent waiting on jobs, and the
-        # one phase that touches the host's devices (the recipe's make
-        # check) takes a lock in run-release.sh
-        step "releases-run-release-trixie and releases-run-release-forky, side by side"
-        t0=$SECONDS
-        start_suite tests/releases/run-release.sh:trixie
-        trixie=("$suite_name" "$suite_kind" "$suite_pid")
-        start_suite tests/releases/run-release.sh:forky
-        end_suite "${trixie[@]}" "$t0"
-        end_suite "$suite_name" "$suite_kind" "$suite_pid" "$t0"
-        continue
-    fi
+# The chroot lanes start first and run beside everything else: README's
+# package and From-source recipes on a fresh minbase Debian 12
+# (tests/releases/run-recipes.sh), and the other Slurm releases (24.11 in
+# Debian 13, 26.05 in Debian forky), each in its own chroot with its own lab
+# directory and ports. None of them touches the host's devices, mounts
+# outside its chroot or the host's lab; most of their time is spent in apt
+# and waiting on jobs.
+lanes=()
+for lane in tests/releases/run-recipes.sh:bookworm tests/releases/run-release.sh:trixie \
+    tests/releases/run-release.sh:forky; do
+    start_suite "$lane"
+    lanes+=("$suite_name $suite_kind $suite_pid $SECONDS")
+done
+echo "# started in the background: ${lanes[*]%% *}"
+
+for suite in tests/lint.sh tests/integration/test_*.bats tests/packaging/test_*.sh tests/run-hardening.sh; do
     [ -f "$suite" ] || continue
     t0=$SECONDS
     start_suite "$suite"
@@ -143,7 +150,16 @@ for suite in tests/lint.sh tests/integration/test_*.bats tests/integration/test_
     end_suite "$suite_name" "$suite_kind" "$suite_pid" "$t0"
 done
 
+for lane in "${lanes[@]}"; do
+    # shellcheck disable=SC2086 # NAME KIND PID T0
+    set -- $lane
+    step "$1 (started in the background)"
+    end_suite "$1" "$2" "$3" "$4"
+done
+
 step "summary"
+echo "# seconds per suite (the chroot lanes ran beside the others):"
+printf '%s' "$timings" | sed 's/^/#   /'
 echo "# the whole run took $SECONDS s"
 [ -n "$failed_suites" ] && echo "failing suites:$failed_suites (logs in $logdir)"
 echo "$passed passed, $failed failed"

@@ -5,8 +5,10 @@
 #   1. the unit, adversarial (tests/adversarial), fault-injection (tests/fault)
 #      and fuzz-replay (fuzz/) suites built with -fsanitize=address,undefined
 #      (configure --enable-sanitizers: the test programs and the copy of the
-#      engine they link, never the plugin) and run by `make check`, every fault
-#      at every call number (EXTC_FAULT_ERRS=all);
+#      engine they link, never the plugin) and run by both tiers, `make check`
+#      and `make check-root`, every fault at every call number
+#      (EXTC_FAULT_ERRS=all); this is the one run of the root tier in
+#      tests/run-all.sh that is not under valgrind;
 #   2. the same programs of a normal build run under
 #      valgrind --leak-check=full --track-fds=yes --error-exitcode=1, each
 #      required to end with no error and no descriptor but 0, 1 and 2 open
@@ -97,7 +99,8 @@ copy_sources() {
     fi
 }
 
-# TRS results of a `make check`, one line each.
+# TRS results of a `make check` or `make check-root`, one line each; then the
+# .trs files go, so that the next tier's run reports only its own programs.
 report_trs() {
     local dir=$1 label=$2 trs name res
     for trs in "$dir"/tests/unit/*.trs "$dir"/tests/adversarial/*.trs "$dir"/tests/fault/*.trs \
@@ -111,9 +114,14 @@ report_trs() {
         else
             notok "$label: $name ($res; log: ${trs%.trs}.log)"
         fi
+        rm -f "$trs"
     done
 }
 
+# make check-root's programs (Makefile.am's ROOT_TESTS)
+root_programs="tests/unit/test_fs_remove tests/unit/test_fs_tree tests/unit/test_warm
+               tests/unit/test_lifecycle tests/adversarial/test_adv_race tests/adversarial/test_adv_scale
+               tests/adversarial/test_adv_root tests/adversarial/test_adv_user tests/fault/test_fault"
 adv_programs="tests/adversarial/test_adv_race tests/adversarial/test_adv_scale
               tests/adversarial/test_adv_root tests/fault/test_fault"
 unit_programs="tests/unit/test_config tests/unit/test_mode tests/unit/test_layout
@@ -142,9 +150,16 @@ if ( cd "$san" && autoreconf -fi && ./configure --enable-werror --enable-sanitiz
     fi
     export ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1
     export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-    ( cd "$san" && EXTC_FAULT_ERRS=all EXTC_ADV_BIG_STACK=1 EXTC_ADV_HUGE=$huge \
-          make -j2 check ) >"$logdir/san-check.log" 2>&1
+    ( cd "$san" && make -j2 check ) >"$logdir/san-check.log" 2>&1
     report_trs "$san" "asan+ubsan"
+    # the root tier through the same harness (its .trs files are its own programs')
+    ( cd "$san" && EXTC_FAULT_ERRS=all EXTC_ADV_BIG_STACK=1 EXTC_ADV_HUGE=$huge \
+          make -j2 check-root ) >"$logdir/san-check-root.log" 2>&1 ||
+        grep -E '^make check-root: ' "$logdir/san-check-root.log" | sed 's/^/# /'
+    for prog in $root_programs; do
+        [ -f "$san/$prog.trs" ] || notok "asan+ubsan: $prog did not run (see $logdir/san-check-root.log)"
+    done
+    report_trs "$san" "asan+ubsan (root tier)"
     grep -l -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' \
         "$san"/tests/*/*.log "$san"/fuzz/*.log 2>/dev/null | sed 's/^/# sanitizer report in /'
     unset ASAN_OPTIONS UBSAN_OPTIONS
