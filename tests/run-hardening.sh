@@ -119,14 +119,14 @@ report_trs() {
 }
 
 # make check-root's programs (Makefile.am's ROOT_TESTS)
-root_programs="tests/unit/test_fs_remove tests/unit/test_fs_tree tests/unit/test_warm
+root_programs="tests/unit/test_fs_remove tests/unit/test_warm tests/unit/test_fs_tree
                tests/unit/test_lifecycle tests/adversarial/test_adv_race tests/adversarial/test_adv_scale
                tests/adversarial/test_adv_root tests/adversarial/test_adv_user tests/fault/test_fault"
 adv_programs="tests/adversarial/test_adv_race tests/adversarial/test_adv_scale
               tests/adversarial/test_adv_root tests/fault/test_fault"
 unit_programs="tests/unit/test_config tests/unit/test_mode tests/unit/test_layout
-               tests/unit/test_envvars tests/unit/test_fs_remove tests/unit/test_fs_tree
-               tests/unit/test_lifecycle"
+               tests/unit/test_envvars tests/unit/test_fs_remove tests/unit/test_fs_remove:root
+               tests/unit/test_fs_tree tests/unit/test_lifecycle"
 fuzz_programs="fuzz/replay_config fuzz/replay_mode fuzz/replay_layout fuzz/replay_warm"
 
 # ---- 1. sanitizers --------------------------------------------------------------------------------
@@ -174,8 +174,12 @@ copy_sources "$plain"
 if ( cd "$plain" && autoreconf -fi && ./configure --enable-werror && make -j2 &&
      make -j2 check TESTS= ) >"$logdir/plain-build.log" 2>&1; then
     ok "normal build"
-    for prog in $unit_programs $adv_programs $fuzz_programs; do
-        name=$(basename "$prog")
+    # a program of both tiers (Makefile.am's TIERED_TESTS) runs once per tier
+    for run in $unit_programs $adv_programs $fuzz_programs; do
+        prog=${run%:*} tier=any
+        case $run in *:root) tier=root ;; esac
+        name=$(basename "$prog")${run#"$prog"}
+        name=${name/:/-}
         log=$logdir/valgrind-$name.log
         (
             cd "$plain" || exit 1
@@ -184,7 +188,7 @@ if ( cd "$plain" && autoreconf -fi && ./configure --enable-werror && make -j2 &&
                 fd=${fd##*/}
                 [ "$fd" -gt 2 ] && eval "exec $fd>&-"
             done
-            EXTC_ADV_SCALE=${EXTC_VALGRIND_SCALE:-5} exec valgrind --leak-check=full \
+            EXTC_TEST_TIER=$tier EXTC_ADV_SCALE=${EXTC_VALGRIND_SCALE:-5} exec valgrind --leak-check=full \
                 --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
                 --track-fds=yes --error-exitcode=1 --child-silent-after-fork=yes \
                 --log-file="$log.vg" "./$prog"
@@ -195,7 +199,7 @@ if ( cd "$plain" && autoreconf -fi && ./configure --enable-werror && make -j2 &&
             grep -v -F "$log.vg" | grep -cvE '(descriptor|socket) [012]:')
         errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$log.vg" | tail -1)
         if [ "$rc" -eq 0 ] && [ "$leaked" -eq 0 ] && [ "${errors:-0}" -eq 0 ]; then
-            ok "valgrind: $prog (no error, no leak, no descriptor left open)"
+            ok "valgrind: $prog${run#"$prog"} (no error, no leak, no descriptor left open)"
         elif [ "${errors:-0}" -eq 0 ] && [ "$leaked" -eq 0 ]; then
             notok "valgrind: $prog (clean under valgrind, but the tests failed: exit $rc; $log)"
         else

@@ -879,36 +879,43 @@ static void test_fixture_removal_deep_and_mounted(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		FS_TEST(test_removes_everything_and_follows_nothing),
+	/* make check: any uid; plain files and directories of the runner's own */
+	const struct CMUnitTest any[] = {
 		FS_TEST(test_missing_name_is_success),
-		FS_TEST(test_top_level_symlink_removes_only_the_link),
-		FS_TEST(test_top_level_file_and_special_files),
-		FS_TEST(test_empty_directory),
 		FS_TEST(test_deep_chain_default_budget),
 		FS_TEST(test_deep_chain_two_fds_and_low_rlimit),
 		FS_TEST(test_deep_chain_rlimit_below_budget),
 		FS_TEST(test_deep_bushy_tree_two_fds),
 		FS_TEST(test_wide_directory),
-		FS_TEST(test_bind_mount_inside_is_not_entered),
-		FS_TEST(test_other_filesystem_inside_is_not_entered),
-		FS_TEST(test_top_level_mount_point_is_not_entered),
-		FS_TEST(test_bind_mount_cycle_terminates),
 		FS_TEST(test_entry_budget_stops),
 		FS_TEST(test_deadline_in_the_past_stops),
 		FS_TEST(test_depth_limit_stops),
 		cmocka_unit_test(test_monotonic_clock),
 		cmocka_unit_test(test_default_limits),
+		cmocka_unit_test(test_report_text),
+	};
+	/* make check-root: mounts, device nodes, foreign owners, chattr +i */
+	const struct CMUnitTest root[] = {
+		FS_TEST(test_removes_everything_and_follows_nothing),
+		FS_TEST(test_top_level_symlink_removes_only_the_link),
+		FS_TEST(test_top_level_file_and_special_files),
+		FS_TEST(test_bind_mount_inside_is_not_entered),
+		FS_TEST(test_other_filesystem_inside_is_not_entered),
+		FS_TEST(test_top_level_mount_point_is_not_entered),
+		FS_TEST(test_bind_mount_cycle_terminates),
 		FS_TEST(test_unremovable_entry_default_budget),
 		FS_TEST(test_unremovable_entry_two_fds),
-		cmocka_unit_test(test_report_text),
-		FS_TEST(test_dot_is_refused),
-		FS_TEST(test_dotdot_is_refused),
-		FS_TEST(test_name_with_slash_is_refused),
 		FS_TEST(test_ident_and_same_mount),
 		FS_TEST(test_fs_is_network),
 		FS_TEST(test_fixture_removal_deep_and_mounted),
+		/* (a mode 0000 directory: only root reads it) */
+		FS_TEST(test_empty_directory),
+		/* (their sentinel file is root's: the refusal must leave another owner's file) */
+		FS_TEST(test_dot_is_refused),
+		FS_TEST(test_dotdot_is_refused),
+		FS_TEST(test_name_with_slash_is_refused),
 	};
 
-	return (TESTMAIN_ROOT_ONLY("fs_remove", "bind mounts, device nodes, chattr", tests, NULL));
+	return (TESTMAIN_TIERED("fs_remove", "bind mounts, device nodes, chattr", any, root,
+				NULL, NULL));
 }

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "as_user.h"
+#include "testmain.h"
 #include "clock.h"
 #include "fs_remove.h"
 #include "fsfixture.h"
@@ -843,16 +844,15 @@ static void test_dir_values_and_pattern(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	/* make check: any uid; nothing here changes owner or drops privileges */
+	const struct CMUnitTest any[] = {
 		cmocka_unit_test(test_filters_leave_out_locks_and_incomplete_builds),
 		cmocka_unit_test(test_mtimes_kept_to_the_nanosecond),
 		cmocka_unit_test(test_symlinks_copied_not_followed),
 		cmocka_unit_test(test_seed_copies_and_a_second_seed_does_nothing),
 		cmocka_unit_test(test_seed_max_exceeded_copies_nothing),
-		cmocka_unit_test(test_seed_failure_as_the_user_leaves_nothing),
 		cmocka_unit_test(test_publish_only_complete_entries),
 		cmocka_unit_test(test_inductor_locks_never_published_nor_seeded),
-		cmocka_unit_test(test_publish_removes_only_old_stages_of_this_user),
 		cmocka_unit_test(test_stale_limit_is_twice_publish_timeout_at_least_an_hour),
 		cmocka_unit_test(test_concurrent_publish_one_wins),
 		cmocka_unit_test(test_publish_refuses_a_directory_of_another_key),
@@ -860,14 +860,15 @@ int main(void)
 		cmocka_unit_test(test_manifest_fields_are_escaped),
 		cmocka_unit_test(test_seed_refused_on_manifest_mismatch_reads_the_file),
 		cmocka_unit_test(test_isa_fingerprint),
-		cmocka_unit_test(test_as_user_drops_for_good_and_is_bounded),
 		cmocka_unit_test(test_dir_values_and_pattern),
 	};
+	/* make check-root: files of another uid, and the drop to it */
+	const struct CMUnitTest root[] = {
+		cmocka_unit_test(test_seed_failure_as_the_user_leaves_nothing),
+		cmocka_unit_test(test_publish_removes_only_old_stages_of_this_user),
+		cmocka_unit_test(test_as_user_drops_for_good_and_is_bounded),
+	};
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_warm: must run as root, in make check-root "
-			"(it drops to uid %d to test that)\n", NOBODY);
-		return (1);	/* make check-root's program: a failure, never a skip */
-	}
-	return (cmocka_run_group_tests(tests, setup, teardown));
+	return (TESTMAIN_TIERED("warm", "it drops to uid 65534 and hands it files", any, root,
+				setup, teardown));
 }
