@@ -3,7 +3,8 @@
 # Install, from Debian 12's repositories, what building and testing spank-ext-cache needs.
 #   scripts/install-deps.sh build    compiler, autotools, Slurm headers, cmocka
 #   scripts/install-deps.sh test     build + Slurm daemons, munge, PyTorch, numba, clang, valgrind,
-#                                    and the linters of tests/lint.sh (shellcheck, cppcheck)
+#                                    the root tier's filesystems and FUSE, and the linters of
+#                                    tests/lint.sh (shellcheck, cppcheck; npm, for jscpd)
 # Idempotent; as root. Package scripts are kept from starting system daemons
 # (the tests start their own Slurm and munge).
 set -eu
@@ -17,7 +18,13 @@ test_pkgs=("${build_pkgs[@]}" slurmctld slurmd slurm-client munge util-linux pro
 
 case $what in
     build) pkgs=("${build_pkgs[@]}") ;;
-    test) pkgs=("${test_pkgs[@]}") ;;
+    test)
+        pkgs=("${test_pkgs[@]}")
+        # tests/lint.sh installs jscpd from the npm registry: Debian's npm
+        # brings node and npm, unless a node with its npm is there already
+        # (another distribution of nodejs ships npm inside and conflicts with it)
+        command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+        ;;
     *) echo "usage: $0 build|test" >&2; exit 2 ;;
 esac
 
