@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Debian chroots that carry another Slurm release, for the release suites.
 #
-#   rel_known SUITE            is SUITE one this file can build (trixie, forky)
+#   rel_known SUITE            is SUITE one this file can build (bookworm, trixie, forky)
 #   rel_root SUITE             the chroot's directory
-#   rel_make SUITE             a fresh chroot: a copy of the pristine base (made once
-#                              with debootstrap from the host's Debian mirror, plus
-#                              REL_BUILD_PKGS), so every run starts headers-only
+#   rel_make SUITE             a fresh chroot: a copy of the pristine base, made once
+#                              with debootstrap --variant=minbase from the host's
+#                              Debian mirror, plus apt's package lists and nothing
+#                              installed, so every run starts from what an admin's
+#                              new minimal machine holds (README's recipes install
+#                              the rest themselves)
 #   rel_mount SUITE            bind the chroot onto itself, /proc, /sys, /dev,
 #                              /dev/pts, a fresh /dev/shm, and the release's kept
 #                              apt archive (downloads are reused across runs)
@@ -19,14 +22,19 @@
 #                              outside a checkout, everything but tests/logs)
 #
 # Facts this relies on, as found on Debian 12 hosts: debootstrap of the
-# host's Debian 12 knows trixie but not forky, whose script is sid's; forky's
-# Release file may expire before this machine's clock; unshare -m inside a
-# chroot needs the chroot to be a mount point of its own.
+# host's Debian 12 knows bookworm and trixie but not forky, whose script is
+# sid's; forky's Release file may expire before this machine's clock; unshare
+# -m inside a chroot needs the chroot to be a mount point of its own. No one
+# is at the keyboard: apt in a chroot takes yes for an answer (the "Do you
+# want to continue?" an admin answers when running README's recipes), and
+# package scripts start no daemons (policy-rc.d).
 
 REL_TOP=${EXTC_RELEASES_DIR:-/var/lib/ext-cache-releases}
-# What every release's suites need inside: the build tools, the Slurm
+# What every release's suites need inside, installed by run-release.sh after
+# README's recipe has run on the bare base: the build tools, the Slurm
 # daemons, munge, the filesystems of the root-only unit tests, the packaging
 # tools, and that release's own PyTorch with the headers its JIT needs.
+# shellcheck disable=SC2034 # installed by run-release.sh, after README's recipe
 REL_BUILD_PKGS=(build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev
     e2fsprogs xfsprogs btrfs-progs fuse3 util-linux procps psmisc kmod git ca-certificates)
 # shellcheck disable=SC2034 # installed by run-release.sh, once the build has passed
@@ -34,7 +42,7 @@ REL_RUN_PKGS=(slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
     python3 python3-dev python3-venv python3-torch python3-setuptools libtorch-dev pybind11-dev ninja-build g++
     dpkg-dev debhelper fakeroot lintian rpm cpio elfutils man-db groff-base bats bats-support bats-assert)
 
-rel_known() { case ${1:-} in trixie | forky) return 0 ;; *) return 1 ;; esac; }
+rel_known() { case ${1:-} in bookworm | trixie | forky) return 0 ;; *) return 1 ;; esac; }
 
 rel_root() { echo "$REL_TOP/$1"; }
 
@@ -56,11 +64,22 @@ _rel_install_host_tools() {
         { _rel_err "cannot install debootstrap"; return 1; }
 }
 
-# _rel_base SUITE: the pristine base, made once.
+# The completeness stamp of a base. Its name changes whenever what a base
+# holds does: a base from before (one that carried REL_BUILD_PKGS) is then
+# made again, never reused.
+REL_BASE_STAMP=.extc-minbase-v2
+
+# _rel_base SUITE: the pristine base, made once: debootstrap --variant=minbase
+# and apt-get update, nothing installed. Package lists older than a day are
+# fetched again (a testing suite's mirror drops the versions they name).
 _rel_base() {
     local suite=$1 base mirror script=
     base=$REL_TOP/$suite.base
-    [ -f "$base/.extc-complete" ] && return 0
+    if [ -f "$base/$REL_BASE_STAMP" ]; then
+        [ -n "$(find "$base/$REL_BASE_STAMP" -mmin +1440)" ] || return 0
+        _rel_update_lists "$suite" "$base" && touch "$base/$REL_BASE_STAMP"
+        return
+    fi
     _rel_install_host_tools || return 1
     mirror=$(_rel_mirror)
     # the host's debootstrap has no script named forky: sid's is the same shape
@@ -69,20 +88,30 @@ _rel_base() {
     _rel_umount_dir "$base"
     rm -rf --one-file-system -- "$base"
     mkdir -p -- "$base" || return 1
+    mkdir -p -- "$REL_TOP/$suite.archives" || return 1
+    # its downloads go to the release's kept archive too
     # shellcheck disable=SC2086
-    debootstrap --variant=minbase "$suite" "$base" "$mirror" $script ||
+    debootstrap --variant=minbase --cache-dir="$REL_TOP/$suite.archives" "$suite" "$base" "$mirror" $script ||
         { _rel_err "debootstrap $suite failed"; return 1; }
     printf 'deb %s %s main\n' "$mirror" "$suite" >"$base/etc/apt/sources.list"
     # forky's Release file can carry a Valid-Until before this machine's clock
     echo 'Acquire::Check-Valid-Until "false";' >"$base/etc/apt/apt.conf.d/90extc-valid-until"
+    echo 'APT::Get::Assume-Yes "true";' >"$base/etc/apt/apt.conf.d/90extc-assume-yes"
     printf '#!/bin/sh\nexit 101\n' >"$base/usr/sbin/policy-rc.d" && chmod 0755 "$base/usr/sbin/policy-rc.d"
-    _rel_mount_dir "$base" "$REL_TOP/$suite.archives" || return 1
-    # shellcheck disable=SC2086
-    _rel_apt_in "$base" "${REL_BUILD_PKGS[@]}"
-    local rc=$?
+    _rel_update_lists "$suite" "$base" || return 1
+    touch "$base/$REL_BASE_STAMP"
+}
+
+# _rel_update_lists SUITE DIR: apt-get update in the chroot at DIR
+_rel_update_lists() {
+    local suite=$1 base=$2 rc
+    _rel_mount_dir "$base" "$REL_TOP/$suite.archives" || { _rel_umount_dir "$base"; return 1; }
+    chroot "$base" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+        apt-get -o DPkg::Lock::Timeout=600 update -qq
+    rc=$?
     _rel_umount_dir "$base"
-    [ "$rc" -eq 0 ] || { _rel_err "installing the build packages into $suite failed"; return 1; }
-    touch "$base/.extc-complete"
+    [ "$rc" -eq 0 ] || { _rel_err "apt-get update in the $suite base failed"; return 1; }
+    touch "$base/var/lib/apt/.extc-updated"
 }
 
 rel_make() {
