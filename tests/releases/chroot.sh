@@ -133,6 +133,9 @@ _rel_mount_dir() {
     _rel_is_mount "$root/proc" || mount -t proc proc "$root/proc" || return 1
     _rel_is_mount "$root/sys" || mount --bind /sys "$root/sys" || return 1
     _rel_is_mount "$root/dev" || mount --bind /dev "$root/dev" || return 1
+    # a bind of a shared mount (the host's /dev and /sys under systemd) joins
+    # its peer group: what is mounted on it below would show on the host too
+    mount --make-private -- "$root/sys" && mount --make-private -- "$root/dev" || return 1
     _rel_is_mount "$root/dev/pts" || mount --bind /dev/pts "$root/dev/pts" || return 1
     mkdir -p "$root/dev/shm" "$archives/partial"
     _rel_is_mount "$root/dev/shm" || mount -t tmpfs -o mode=1777,nosuid,nodev shm "$root/dev/shm" || return 1
