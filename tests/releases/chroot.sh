@@ -32,11 +32,12 @@
 REL_TOP=${EXTC_RELEASES_DIR:-/var/lib/ext-cache-releases}
 # What every release's suites need inside, installed by run-release.sh after
 # README's recipe has run on the bare base: the build tools, the Slurm
-# daemons, munge, the filesystems of the root-only unit tests, the packaging
-# tools, and that release's own PyTorch with the headers its JIT needs.
+# daemons, munge, the packaging tools, and that release's own PyTorch with
+# the headers its JIT needs. (The root tier, make check-root, runs on the
+# host only: the filesystem engine calls no Slurm API.)
 # shellcheck disable=SC2034 # installed by run-release.sh, after README's recipe
 REL_BUILD_PKGS=(build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev
-    e2fsprogs xfsprogs btrfs-progs fuse3 util-linux procps psmisc kmod git ca-certificates)
+    util-linux procps psmisc kmod git ca-certificates)
 # shellcheck disable=SC2034 # installed by run-release.sh, once the build has passed
 REL_RUN_PKGS=(slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
     python3 python3-dev python3-venv python3-torch python3-setuptools libtorch-dev pybind11-dev ninja-build g++
