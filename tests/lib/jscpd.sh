@@ -7,7 +7,9 @@
 #                    if it is not there yet; when it cannot be installed or
 #                    run, print what is missing and return 1
 #
-# The version is pinned: 4.0.5 is the newest release whose whole dependency
+# The version is pinned, and so is its whole dependency tree:
+# tests/lib/jscpd/package-lock.json (versions and integrity hashes), which
+# `npm ci` installs exactly. 4.0.5 is the newest release whose dependency
 # tree runs on Debian 12's nodejs 18 (from 4.0.7 on, its SARIF reporter pulls
 # node-sarif-builder 3.3+, which wants node >= 20; 4.2.5 on want commander
 # 15, node >= 22.12; the 5.x line is a Rust binary shipped in per-platform
@@ -17,7 +19,10 @@
 # EXTC_TOOLS_DIR/jscpd-VERSION.
 
 JSCPD_VERSION=4.0.5
-JSCPD_DIR=${EXTC_TOOLS_DIR:-/var/cache/ext-cache-tools}/jscpd-$JSCPD_VERSION
+JSCPD_LOCK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/jscpd
+# a new lock file installs into a new directory
+JSCPD_DIR=${EXTC_TOOLS_DIR:-/var/cache/ext-cache-tools}/jscpd-$JSCPD_VERSION-$(cat "$JSCPD_LOCK_DIR/package.json" \
+    "$JSCPD_LOCK_DIR/package-lock.json" 2>/dev/null | sha256sum | cut -c1-12)
 
 # _jscpd_works DIR: DIR holds a jscpd that runs and is JSCPD_VERSION.
 _jscpd_works() {
@@ -50,10 +55,10 @@ jscpd_program() {
         return 1
     fi
     chmod 755 "$tmp" # mktemp makes it 0700; the cache is for every user
-    if ! out=$(npm install --prefix "$tmp" --no-audit --no-fund --no-update-notifier \
-        "jscpd@$JSCPD_VERSION" 2>&1 </dev/null); then
+    if ! cp "$JSCPD_LOCK_DIR/package.json" "$JSCPD_LOCK_DIR/package-lock.json" "$tmp/" ||
+        ! out=$(cd "$tmp" && npm ci --no-audit --no-fund --no-update-notifier 2>&1 </dev/null); then
         rm -rf "$tmp"
-        echo "npm install jscpd@$JSCPD_VERSION failed (no access to the npm registry?)"
+        echo "npm ci of tests/lib/jscpd (jscpd $JSCPD_VERSION) failed (no access to the npm registry?)"
         printf '%s\n' "$out" | tail -n 20
         return 1
     fi
