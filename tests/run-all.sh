@@ -96,9 +96,6 @@ fi
 # every other suite prints ok/not ok lines: the integration suites are bats
 # files (TAP), the others close with "N passed, M failed"
 
-# Each suite's seconds, for the summary's table.
-timings=""
-
 # start_suite SUITE[:ARG]: run it in the background into its log; sets
 # suite_name, suite_kind and suite_pid
 start_suite() {
@@ -108,16 +105,25 @@ start_suite() {
     run=(bash "$suite")
     suite_kind=plain
     case $suite in *.bats) run=(bats --tap "$suite") suite_kind=tap ;; esac
-    "${run[@]}" "${args[@]}" >"$logdir/$suite_name.log" 2>&1 &
+    # the suite notes when it ended: a lane is waited for long after that
+    rm -f "$logdir/$suite_name.ended"
+    (
+        "${run[@]}" "${args[@]}"
+        rc=$?
+        echo "$SECONDS" >"$logdir/$suite_name.ended"
+        exit "$rc"
+    ) >"$logdir/$suite_name.log" 2>&1 &
     suite_pid=$!
 }
 
 # end_suite NAME KIND PID T0: wait for it, then count its log
 end_suite() {
-    local name=$1 kind=$2 rc=0
+    local name=$1 kind=$2 rc=0 ended
     wait "$3" || rc=$?
-    echo "# $name took $((SECONDS - $4)) s"
-    timings="$timings$(printf '%-44s %6d' "$name" $((SECONDS - $4)))"$'\n'
+    ended=$(cat "$logdir/$name.ended" 2>/dev/null)
+    ended=${ended:-$SECONDS}
+    echo "# $name took $((ended - $4)) s"
+    timings="$timings$(printf '%-44s %6d' "$name" $((ended - $4)))"$'\n'
     grep -E '^(not ok|[0-9]+ passed)' "$logdir/$name.log"
     count_from "$logdir/$name.log" "$kind"
     if [ "$rc" -ne 0 ]; then
