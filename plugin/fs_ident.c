@@ -22,6 +22,40 @@ static void ident_from_statx(const struct statx *stx, struct extc_ident *id)
 			 (stx->stx_attributes & STATX_ATTR_MOUNT_ROOT);
 }
 
+/*
+ * The identity of a mount whose filesystem refused root a getattr, from what
+ * the VFS alone knows. A FUSE daemon that mounted without allow_other
+ * answers root's statx with EACCES (fs/fuse/dir.c, fuse_getattr), yet
+ * answers an empty request mask from its superblock, and vfs_statx adds
+ * the mount id and whether this is a mount's root (fs/stat.c); no request
+ * reaches the daemon. 0 when the entry is the root of a mount other than
+ * 'parent' ('id' then holds its device and mount, its mode is a directory's
+ * and the rest is unknown); -1 otherwise, with errno as the caller's
+ * failed statx left it.
+ */
+static int ident_other_mount(int dirfd, const char *name, int flags,
+			     const struct extc_ident *parent, struct extc_ident *id)
+{
+	int err = errno;
+	struct statx stx;
+
+	if (err == ENOENT || statx(dirfd, name, flags, 0, &stx) < 0)
+		goto refused;
+	ident_from_statx(&stx, id);
+	if (!id->mount_root && extc_ident_same_mount(id, parent))
+		goto refused;
+	id->mode = S_IFDIR;
+	id->ino = 0;
+	id->uid = 0;
+	id->gid = 0;
+	id->nlink = 0;
+	id->mount_root = true;
+	return (0);
+refused:
+	errno = err;
+	return (-1);
+}
+
 int extc_ident_fd(int fd, struct extc_ident *id)
 {
 	struct statx stx;
@@ -35,13 +69,23 @@ int extc_ident_fd(int fd, struct extc_ident *id)
 
 int extc_ident_at(int dirfd, const char *name, struct extc_ident *id)
 {
+	const int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC;
+	struct extc_ident dir_id;
 	struct statx stx;
+	int err;
 
-	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
-		  STATX_BASIC_STATS | STATX_MNT_ID, &stx) < 0)
+	if (statx(dirfd, name, flags, STATX_BASIC_STATS | STATX_MNT_ID, &stx) == 0) {
+		ident_from_statx(&stx, id);
+		return (0);
+	}
+	/* refused by a mount's filesystem: still known for a mount, from the VFS */
+	err = errno;
+	if (extc_ident_fd(dirfd, &dir_id) < 0) {
+		errno = err;
 		return (-1);
-	ident_from_statx(&stx, id);
-	return (0);
+	}
+	errno = err;
+	return (ident_other_mount(dirfd, name, flags, &dir_id, id));
 }
 
 enum extc_open_result extc_open_below(int parentfd, const struct extc_ident *parent_id,
@@ -58,8 +102,13 @@ enum extc_open_result extc_open_below(int parentfd, const struct extc_ident *par
 	if (pfd < 0)
 		return (errno == ENOENT ? EXTC_OPEN_ABSENT : EXTC_OPEN_ERROR);
 	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_BASIC_STATS | STATX_MNT_ID,
-		  &stx) < 0)
+		  &stx) < 0) {
+		/* a filesystem that refuses root (FUSE without allow_other) is still a mount */
+		if (parent_id != NULL &&
+		    ident_other_mount(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, parent_id, id) == 0)
+			res = EXTC_OPEN_MOUNT;
 		goto out;
+	}
 	ident_from_statx(&stx, id);
 	if (parent_id != NULL && (id->mount_root || !extc_ident_same_mount(id, parent_id))) {
 		res = EXTC_OPEN_MOUNT;

@@ -25,7 +25,11 @@ int extc_ident_fd(int fd, struct extc_ident *id);
  * Identity of 'name' below 'dirfd' (not followed if a symlink) from what
  * the kernel already has in memory (AT_STATX_DONT_SYNC): a FUSE or network
  * filesystem mounted on it is never asked, so this cannot wait on a daemon
- * that does not answer. -1 with errno (ENOENT: no such entry).
+ * that does not answer. A mount whose filesystem refuses root even that
+ * (a FUSE mount made without allow_other answers EACCES) is still told: from
+ * what the VFS alone knows, 'id' is then a directory that is a mount root,
+ * with its device and mount id and the rest unknown. -1 with errno (ENOENT:
+ * no such entry).
  */
 int extc_ident_at(int dirfd, const char *name, struct extc_ident *id);
 
@@ -46,7 +50,8 @@ enum extc_open_result {
  * descriptor, which stays on the directory even if something is mounted on
  * its name in between. A NULL 'parent_id' skips the mount check (the base
  * itself may be a mount point). 'id' receives the identity of the result
- * (of the mount root for EXTC_OPEN_MOUNT).
+ * (of the mount root for EXTC_OPEN_MOUNT, which a filesystem that refuses
+ * root its attributes still is: see extc_ident_at).
  */
 enum extc_open_result extc_open_below(int parentfd, const struct extc_ident *parent_id,
 				      const char *name, int *fd, struct extc_ident *id);

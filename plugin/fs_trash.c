@@ -134,8 +134,11 @@ out:
 /*
  * A trash entry the emptier finished without being stopped, and which is
  * still there, holds what root must not remove (another user's directory)
- * or cannot (a mount it could not detach, an immutable file): trying again
- * at every epilog would report it forever. It goes to .trash/.kept once.
+ * or cannot (an immutable file): trying again at every epilog would report
+ * it forever. It goes to .trash/.kept once. An entry with a mount in it
+ * never does (the caller's rule): parked, a user's FUSE mount would count
+ * against fusermount3's mount_max for good; it stays for the next emptier
+ * to detach.
  */
 static int keep_entry(int trashfd, const char *name)
 {
@@ -183,7 +186,7 @@ static void empty_entries(DIR *dir, int trashfd, const struct extc_rm_limits *li
 		    strcmp(de->d_name, EXTC_TRASH_KEPT_NAME) == 0)
 			continue;
 		if (extc_rm_tree_at(trashfd, de->d_name, limits, &part) < 0 && part.stopped == NULL &&
-		    keep_entry(trashfd, de->d_name) == 0) {
+		    part.mounts == 0 && keep_entry(trashfd, de->d_name) == 0) {
 			if (kept->n++ == 0) {
 				extc_rm_report_text(&part, text, sizeof(text));
 				extc_escape(de->d_name, 80, name, sizeof(name));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache adversarial tests: a FUSE mount made by an unprivileged user (see fuseuser.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -110,7 +111,7 @@ static int receive_fd(int sock)
 }
 
 /* In the forked daemon, already the user: mount through fusermount3, report, serve. */
-static void daemon_main(const char *mnt, enum fusesrv_mode mode, int ready)
+static void daemon_main(const char *mnt, enum fusesrv_mode mode, const char *options, int ready)
 {
 	char env[32];
 	int sp[2], fd, status;
@@ -124,8 +125,7 @@ static void daemon_main(const char *mnt, enum fusesrv_mode mode, int ready)
 
 		snprintf(env, sizeof(env), "%d", keep);
 		setenv("_FUSE_COMMFD", env, 1);
-		execlp("fusermount3", "fusermount3", "-o", "allow_other,fsname=extc-user,subtype=extc",
-		       "--", mnt, (char *)NULL);
+		execlp("fusermount3", "fusermount3", "-o", options, "--", mnt, (char *)NULL);
 		fprintf(stderr, "fuseuser: fusermount3: %s (apt-get install fuse3)\n", strerror(errno));
 		_exit(127);
 	}
@@ -143,9 +143,11 @@ static void daemon_main(const char *mnt, enum fusesrv_mode mode, int ready)
 	_exit(0);
 }
 
-int fuseuser_start(struct fuseuser *f, const char *mnt, uid_t uid, gid_t gid,
-		   enum fusesrv_mode mode)
+static int start(struct fuseuser *f, const char *mnt, uid_t uid, gid_t gid,
+		 enum fusesrv_mode mode, bool allow_other)
 {
+	const char *options = allow_other ? "allow_other,fsname=extc-user,subtype=extc" :
+					    "fsname=extc-user,subtype=extc";
 	struct pollfd pfd;
 	int pipefd[2];
 	char c = 0;
@@ -165,7 +167,7 @@ int fuseuser_start(struct fuseuser *f, const char *mnt, uid_t uid, gid_t gid,
 		    setresuid(uid, uid, uid) < 0)
 			_exit(2);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		daemon_main(mnt, mode, pipefd[1]);
+		daemon_main(mnt, mode, options, pipefd[1]);
 	}
 	close(pipefd[1]);
 	pfd.fd = pipefd[0];
@@ -174,12 +176,24 @@ int fuseuser_start(struct fuseuser *f, const char *mnt, uid_t uid, gid_t gid,
 	if (f->pid < 0 || poll(&pfd, 1, 20000) != 1 || read(pipefd[0], &c, 1) != 1 || c != 'y') {
 		close(pipefd[0]);
 		fprintf(stderr, "fuseuser: uid %u could not mount FUSE on %s with fusermount3 "
-			"-o allow_other\n", (unsigned)uid, mnt);
+			"-o %s\n", (unsigned)uid, mnt, options);
 		fuseuser_stop(f);
 		return (-1);
 	}
 	close(pipefd[0]);
 	return (0);
+}
+
+int fuseuser_start(struct fuseuser *f, const char *mnt, uid_t uid, gid_t gid,
+		   enum fusesrv_mode mode)
+{
+	return (start(f, mnt, uid, gid, mode, true));
+}
+
+int fuseuser_start_private(struct fuseuser *f, const char *mnt, uid_t uid, gid_t gid,
+			   enum fusesrv_mode mode)
+{
+	return (start(f, mnt, uid, gid, mode, false));
 }
 
 void fuseuser_detach_all(const char *mnt)

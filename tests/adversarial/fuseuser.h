@@ -30,6 +30,14 @@ int fuseuser_allow_other(void);
 int fuseuser_start(struct fuseuser *f, const char *mnt, uid_t uid, gid_t gid,
 		   enum fusesrv_mode mode);
 
+/*
+ * The same without allow_other, as any user with /dev/fuse may mount (no
+ * user_allow_other needed): the kernel then refuses every other uid, root
+ * included, the mount's attributes (EACCES).
+ */
+int fuseuser_start_private(struct fuseuser *f, const char *mnt, uid_t uid, gid_t gid,
+			   enum fusesrv_mode mode);
+
 /* Kill the daemon and leave its mount in place: a dead FUSE mount (every access ENOTCONN). */
 void fuseuser_kill(struct fuseuser *f);
 

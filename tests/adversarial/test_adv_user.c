@@ -7,6 +7,8 @@
  *   never answers on its own leaf, then let root reach that name at every
  *   entry point: the job-mode leaf re-open, the leaf identity check, the
  *   step's removal, the epilog (retire, in place, sweep) and the emptier;
+ * - mount one without allow_other, which root may not even stat (E3.6), and
+ *   see it recognised as a mount, detached and never parked in .trash/.kept;
  * - hold a level the way a stuck step would, and see epilogs go on;
  * - move into its leaf another user's directory it may move but not empty,
  *   and see root leave it;
@@ -339,6 +341,82 @@ static void test_fuse_in_the_epilog_and_the_trash(void **state)
 		assert_int_equal(b.status, 0);	/* nothing met, nothing reported */
 	}
 	fuseuser_stop(&fu[0]);
+	adv_assert_no_fd_leak(fx);
+}
+
+/* How many mounts have their mount point below 'dir' (from /proc/self/mountinfo, no access to them). */
+static int mounts_below(const char *dir)
+{
+	char line[8192], point[4096];
+	size_t len = strlen(dir);
+	int n = 0;
+	FILE *mi = fopen("/proc/self/mountinfo", "re");
+
+	assert_non_null(mi);
+	while (fgets(line, sizeof(line), mi) != NULL) {
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1 &&
+		    strncmp(point, dir, len) == 0 && point[len] == '/')
+			n++;
+	}
+	fclose(mi);
+	return (n);
+}
+
+/*
+ * security-cases.md E3.6: a FUSE mount made without allow_other, which any
+ * user with /dev/fuse may make, answers root's statx with EACCES. The leaf
+ * identity check still calls it a mount, the epilog retires it, and the
+ * emptier detaches it and removes the tree: nothing goes to .trash/.kept,
+ * where the mount would count against fusermount3's mount_max for good,
+ * and no mount is left below the base.
+ */
+static void test_fuse_without_allow_other_is_a_mount_detached_never_kept(void **state)
+{
+	struct fsfx *fx = *state;
+	struct op o = { .mode = EXTC_MODE_LOCAL };
+	char leaf[PATH_MAX], parent[PATH_MAX], trash[PATH_MAX];
+	struct extc_ident id;
+	struct fuseuser fu;
+	struct adv_tree t;
+	struct adv_bounded b;
+	struct stat sb;
+	int dfd;
+
+	advtree_config(fx, &t, "base");
+	o.t = &t;
+	make_leaf(fx, &t, EXTC_MODE_LOCAL, ADV_JOBID);
+	leaf_path(&t, "0", leaf);
+	if (fuseuser_start_private(&fu, leaf, ADV_USER_UID, ADV_USER_GID, FUSESRV_ANSWER) < 0) {
+		print_error("the job's user could not mount FUSE on %s without allow_other\n", leaf);
+		fail();
+	}
+	assert_int_equal(fuseuser_is_mounted(leaf), 1);
+	/* the case itself: the kernel refuses root the mount's attributes */
+	assert_int_equal(lstat(leaf, &sb), -1);
+	assert_int_equal(errno, EACCES);
+	/* ... and the VFS still tells root it is a mount, without asking the daemon */
+	adv_fmt(parent, sizeof(parent), "%s/%u/%u", t.base, (unsigned)t.ids.uid,
+		(unsigned)t.ids.jobid);
+	dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(extc_ident_at(dfd, "0", &id), 0);
+	assert_true(id.mount_root);
+	assert_true(S_ISDIR(id.mode));
+	close(dfd);
+	run_bounded(&fu, op_ident, &o, &b);
+	expect_not_blocked(&b, "the leaf identity check");
+	assert_int_equal(b.status, 10);	/* refused: "is a mount point" */
+
+	run_bounded(&fu, op_retire, &o, &b);
+	expect_not_blocked(&b, "the job's epilog (retire)");
+	assert_int_equal(b.status, 0);
+	run_bounded(&fu, op_empty_trash, &o, &b);
+	expect_not_blocked(&b, "the trash emptier");
+	assert_int_equal(b.status, 10);	/* emptied, the mount detached */
+	adv_fmt(trash, sizeof(trash), "%s/.trash", t.base);
+	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, trash), 0);	/* no .kept at all */
+	assert_int_equal(mounts_below(t.base), 0);
+	fuseuser_stop(&fu);
 	adv_assert_no_fd_leak(fx);
 }
 
@@ -754,6 +832,7 @@ int main(void)
 		USER_TEST(test_fuse_on_the_leaf_identity_check),
 		USER_TEST(test_fuse_on_the_leaf_step_removal),
 		USER_TEST(test_fuse_in_the_epilog_and_the_trash),
+		USER_TEST(test_fuse_without_allow_other_is_a_mount_detached_never_kept),
 		USER_TEST(test_busy_uid_level_never_blocks),
 		USER_TEST(test_foreign_directory_moved_in),
 		USER_TEST(test_stuck_helper_holds_no_descriptor),
