@@ -165,6 +165,11 @@ keys_on() { lab_node "$1" find "$POOL/$ITEST_UID" -mindepth 1 -maxdepth 1 -type 
     assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -path '*/torchinductor/locks' -print)" ""
 }
 
+# no_job_note_on NODE: no job-mode note (<jobid>.job) is left in the user's pool level
+no_job_note_on() {
+    [ -z "$(lab_node "$1" find "$POOL/$ITEST_UID" -maxdepth 1 -name '*.job')" ]
+}
+
 @test "job mode: the epilog moves the job's builds in; the next job-mode job starts warm" {
     run_ext extc_j jobm1.log SLURM_EXT_CACHE_KEY=jobmode -- -N1 -w n3 --ext-cache=job
     [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
@@ -174,6 +179,10 @@ keys_on() { lab_node "$1" find "$POOL/$ITEST_UID" -mindepth 1 -maxdepth 1 -type 
         fail "no epilog move logged on n3: $(grep 'node pool' "$(lab_log n3)" | tail -n 5)"
     run_ext extc_j jobm2.log SLURM_EXT_CACHE_KEY=jobmode -- -N1 -w n3 --ext-cache=job
     assert_equal "$(ranks)" "n3 reused 0 1"
+    # srun returns before the second job's epilog, which takes its note away:
+    # wait for that epilog (bounded), as for the first job's move above
+    lab_wait_idle 30 >/dev/null
+    itest_poll 30 no_job_note_on n3 || true
     assert_equal "$(lab_node n3 find "$POOL/$ITEST_UID" -maxdepth 1 -name '*.job')" ""
 }
 
