@@ -20,6 +20,9 @@
 #   rel_copy_tree SUITE SRC DEST  the source tree SRC into the chroot at DEST, as
 #                              git has it (tracked and untracked-not-ignored files;
 #                              outside a checkout, everything but tests/logs)
+#   rel_readme_block README REGEX  the indented block that follows the line of
+#                              README matching REGEX, unindented (a recipe)
+#   rel_since T0               whole seconds since T0, an $EPOCHREALTIME
 #
 # Facts this relies on, as found on Debian 12 hosts: debootstrap of the
 # host's Debian 12 knows bookworm and trixie but not forky, whose script is
@@ -228,4 +231,14 @@ rel_copy_tree() {
             tar --exclude=./tests/logs -cf - .
         fi
     ) | tar -C "$dest" -xf -
+}
+
+rel_readme_block() {
+    awk -v h="$2" '$0 ~ h {f = 1; next} f && /^    / {print substr($0, 5); n++; next}
+        f && n && !/^$/ {exit}' "$1"
+}
+
+rel_since() {
+    local a=${1/[.,]/} b=${EPOCHREALTIME/[.,]/}
+    echo $(((b - a) / 1000000))
 }

@@ -38,13 +38,9 @@ logs=${EXTC_TEST_LOGS:-$REL_SRC/tests/logs}/recipes-$suite
 mkdir -p "$logs" && rm -f -- "$logs"/*.log "$logs"/*.txt
 root=$(rel_root "$suite")
 T0=$EPOCHREALTIME
-since() {
-    local a=${1/[.,]/} b=${EPOCHREALTIME/[.,]/}
-    echo $(((b - a) / 1000000))
-}
 finish() {
     rel_umount "$suite"
-    t_note "recipes on $suite took $(since "$T0") s"
+    t_note "recipes on $suite took $(rel_since "$T0") s"
     t_summary
     exit $?
 }
@@ -60,14 +56,8 @@ REL_PASS_ENV=DEBIAN_FRONTEND
 unset DEB_BUILD_OPTIONS
 
 # ---- README's text -----------------------------------------------------------------------
-# readme_block REGEX: the indented block that follows the README line
-# matching REGEX, unindented (as run-release.sh reads the From source recipe)
-readme_block() {
-    awk -v h="$1" '$0 ~ h {f = 1; next} f && /^    / {print substr($0, 5); n++; next}
-        f && n && !/^$/ {exit}' "$REL_SRC/README.md"
-}
-pkg_recipe=$(readme_block '^\*\*Debian / Ubuntu package\*\*')
-src_recipe=$(readme_block '^\*\*From source:\*\*')
+pkg_recipe=$(rel_readme_block "$REL_SRC/README.md" '^\*\*Debian / Ubuntu package\*\*')
+src_recipe=$(rel_readme_block "$REL_SRC/README.md" '^\*\*From source:\*\*')
 t_check "README has a Debian / Ubuntu package recipe" test -n "$pkg_recipe"
 t_check "README has a From source recipe" test -n "$src_recipe"
 # Each recipe runs in parts, one after the other in the same directory, each
@@ -195,7 +185,7 @@ fresh_chroot() {
     t_pass "$suite: a fresh minimal chroot for $1, no build package in it"
     t_check "$suite: ... without gcc, make or libslurm-dev" \
         rel_run "$suite" sh -c '! command -v gcc && ! command -v make && ! test -e /usr/include/slurm/spank.h'
-    t_note "$suite: the chroot for $1 took $(since "$t1") s"
+    t_note "$suite: the chroot for $1 took $(rel_since "$t1") s"
 }
 
 # ---- a. the Debian / Ubuntu package recipe, as root ---------------------------------------------
@@ -208,13 +198,13 @@ snap package before
 t2=$EPOCHREALTIME
 rel_run "$suite" bash -e -c "cd /build/pkg/src && $pkg_deps" </dev/null >"$logs/package.log" 2>&1
 t_eq "$suite: README's package recipe: '$pkg_deps'" 0 "$?" || t_note "$(tail -n 30 "$logs/package.log")"
-t_note "$suite: its apt-get took $(since "$t2") s"
+t_note "$suite: its apt-get took $(rel_since "$t2") s"
 snap package built-before
 t2=$EPOCHREALTIME
 rel_run "$suite" bash -e -c "cd /build/pkg/src && $pkg_build" </dev/null >>"$logs/package.log" 2>&1
 t_eq "$suite: README's package recipe builds the .deb verbatim (dpkg-buildpackage with make check)" \
     0 "$?" || t_note "$(tail -n 30 "$logs/package.log")"
-t_note "$suite: the package build took $(since "$t2") s"
+t_note "$suite: the package build took $(rel_since "$t2") s"
 snap package built-after
 make_check package "$logs/package.log" /build/pkg/src
 deb=$(awk '{print $NF}' <<<"$pkg_install")
@@ -225,7 +215,7 @@ t2=$EPOCHREALTIME
 rel_run "$suite" bash -e -c "cd /build/pkg/src && $pkg_install" </dev/null >>"$logs/package.log" 2>&1
 t_eq "$suite: README's '$pkg_install' installs it with Slurm's packages" 0 "$?" ||
     t_note "$(tail -n 30 "$logs/package.log")"
-t_note "$suite: the .deb's install took $(since "$t2") s"
+t_note "$suite: the .deb's install took $(rel_since "$t2") s"
 t_eq "$suite: spank-ext-cache is installed" "install ok installed" \
     "$(rel_run "$suite" dpkg-query -W -f "\${Status}" spank-ext-cache 2>&1)"
 t_check "$suite: the plugin is where README says" \
@@ -235,7 +225,7 @@ slurm=$(printf '%d.%02d.%d' $((slurm >> 16 & 255)) $((slurm >> 8 & 255)) $((slur
 t_contains "$suite: the package depends on exactly Slurm $slurm" \
     "slurm-wlm-basic-plugins (>= $slurm)" "$(rel_run "$suite" dpkg-query -W -f "\${Depends}" spank-ext-cache 2>&1)"
 after package "README's package recipe"
-t_note "$suite: a. the package recipe took $(since "$t1") s"
+t_note "$suite: a. the package recipe took $(rel_since "$t1") s"
 
 # ---- b. the From source recipe, as root ----------------------------------------------------------
 t1=$EPOCHREALTIME
@@ -245,13 +235,13 @@ snap source before
 t2=$EPOCHREALTIME
 rel_run "$suite" bash -e -c "cd /build/source && $src_deps" </dev/null >"$logs/source.log" 2>&1
 t_eq "$suite: README's From source recipe: '$src_deps'" 0 "$?" || t_note "$(tail -n 30 "$logs/source.log")"
-t_note "$suite: its apt-get took $(since "$t2") s"
+t_note "$suite: its apt-get took $(rel_since "$t2") s"
 snap source built-before
 t2=$EPOCHREALTIME
 rel_run "$suite" bash -e -c "cd /build/source && $src_build" </dev/null >>"$logs/source.log" 2>&1
 t_eq "$suite: README's From source recipe runs verbatim as root (autoreconf, configure, make, make check, make install)" \
     0 "$?" || t_note "$(tail -n 30 "$logs/source.log")"
-t_note "$suite: its build, make check and make install took $(since "$t2") s"
+t_note "$suite: its build, make check and make install took $(rel_since "$t2") s"
 snap source built-after
 make_check source "$logs/source.log" /build/source
 t_check "$suite: make install put the plugin in \${libdir}/slurm (no Slurm plugins here)" \
@@ -259,7 +249,7 @@ t_check "$suite: make install put the plugin in \${libdir}/slurm (no Slurm plugi
 t_check "$suite: ... and the commented-out snippet in /etc/slurm/plugstack.conf.d" \
     grep -qE '^#.*ext_cache\.so' "$root/etc/slurm/plugstack.conf.d/ext-cache.conf"
 after source "README's From source recipe"
-t_note "$suite: b. the From source recipe as root took $(since "$t1") s"
+t_note "$suite: b. the From source recipe as root took $(rel_since "$t1") s"
 
 # ---- c. the From source recipe's build and make check, unprivileged --------------------------------
 t1=$EPOCHREALTIME
@@ -283,6 +273,6 @@ t_eq "$suite: README's From source recipe, from autoreconf to make check, passes
 snap user built-after
 make_check user "$logs/user.log" /build/user
 after user "the unprivileged make check"
-t_note "$suite: c. the unprivileged build and make check took $(since "$t1") s"
+t_note "$suite: c. the unprivileged build and make check took $(rel_since "$t1") s"
 
 finish

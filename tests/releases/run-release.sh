@@ -46,15 +46,11 @@ logs=${EXTC_TEST_LOGS:-$REL_SRC/tests/logs}/release-$suite
 mkdir -p "$logs"
 root=$(rel_root "$suite")
 T0=$EPOCHREALTIME
-since() {
-    local a=${1/[.,]/} b=${EPOCHREALTIME/[.,]/}
-    echo $(((b - a) / 1000000))
-}
 
 fail_end() { t_fail "$1" "$2"; finish; }
 finish() {
     rel_umount "$suite"
-    t_note "release $suite took $(since "$T0") s"
+    t_note "release $suite took $(rel_since "$T0") s"
     t_summary
     exit $?
 }
@@ -64,7 +60,7 @@ trap 'rel_umount "$suite"' EXIT
 t1=$EPOCHREALTIME
 rel_make "$suite" >"$logs/debootstrap.out" 2>&1 || fail_end "debootstrap $suite" "$(tail -n 20 "$logs/debootstrap.out")"
 rel_mount "$suite" || fail_end "mount the $suite chroot" "rel_mount failed"
-t_pass "$suite minimal chroot, nothing installed ($(since "$t1") s)"
+t_pass "$suite minimal chroot, nothing installed ($(rel_since "$t1") s)"
 
 # copy_source DEST: this source tree into the chroot at DEST
 copy_source() { rel_copy_tree "$suite" "$REL_SRC" "$1"; }
@@ -74,8 +70,7 @@ recipe_phase() {
     local recipe rc t1=$EPOCHREALTIME
     t_check "$suite: the recipe starts without gcc, make or libslurm-dev" \
         rel_run "$suite" sh -c '! command -v gcc && ! command -v make && ! test -e /usr/include/slurm/spank.h'
-    recipe=$(awk '/^\*\*From source:\*\*/ {f = 1; next} f && /^    / {print substr($0, 5); n++; next}
-        f && n && !/^$/ {exit}' "$REL_SRC/README.md")
+    recipe=$(rel_readme_block "$REL_SRC/README.md" '^\*\*From source:\*\*')
     t_check "README has a From source recipe" test -n "$recipe"
     copy_source /build/recipe || fail_end "copy the source tree into the chroot" "tar failed"
     # as an admin runs it, less the keyboard: debconf asks nothing, apt takes
@@ -102,7 +97,7 @@ recipe_phase() {
     T_PASSED=$((T_PASSED + p))
     T_FAILED=$((T_FAILED + f))
     rel_run "$suite" sh -c 'cd /build/recipe && make uninstall' >/dev/null 2>&1
-    t_note "$suite: README's recipe took $(since "$t1") s"
+    t_note "$suite: README's recipe took $(rel_since "$t1") s"
 }
 # (EXTC_REL_RECIPE=0 leaves it out while working on the later phases; CI never sets it)
 # make check touches no host state (no mounts, no users, no /dev/fuse): the
@@ -117,14 +112,14 @@ fi
 t1=$EPOCHREALTIME
 rel_apt "$suite" "${REL_BUILD_PKGS[@]}" >"$logs/apt-build.log" 2>&1 ||
     fail_end "$suite: build packages installed" "$(tail -n 20 "$logs/apt-build.log")"
-t_pass "$suite: the build packages installed, after the recipe ($(since "$t1") s)"
+t_pass "$suite: the build packages installed, after the recipe ($(rel_since "$t1") s)"
 slurm=$(awk '$2 == "SLURM_VERSION_NUMBER" {print $3}' "$root/usr/include/slurm/slurm_version.h")
 slurm=$(printf '%d.%02d.%d' $((slurm >> 16 & 255)) $((slurm >> 8 & 255)) $((slurm & 255)))
 t_note "$suite: Slurm $slurm headers, $(rel_run "$suite" gcc --version | head -n1)"
 t1=$EPOCHREALTIME
 rel_apt "$suite" "${REL_RUN_PKGS[@]}" >"$logs/apt-run.log" 2>&1 ||
     fail_end "$suite: Slurm, munge and PyTorch installed" "$(tail -n 20 "$logs/apt-run.log")"
-t_pass "$suite: Slurm daemons, munge, PyTorch and the packaging tools installed ($(since "$t1") s)"
+t_pass "$suite: Slurm daemons, munge, PyTorch and the packaging tools installed ($(rel_since "$t1") s)"
 t_note "$suite: $(rel_run "$suite" slurmd -V), torch $(rel_run "$suite" python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
 copy_source /build/src || fail_end "copy the source tree into the chroot" "tar failed"
 rel_run "$suite" bash -c 'cd /build/src && autoreconf -fi && ./configure --enable-werror && make -j2 &&
@@ -174,7 +169,7 @@ for s in $REL_SUITES; do
     if [ -z "$summary" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
         t_fail "$suite $name" "exited $rc without its summary line; see $logs/$name.log"$'\n'"$(tail -n 15 "$logs/$name.log")"
     else
-        t_note "$suite $name: $summary ($(since "$t1") s)"
+        t_note "$suite $name: $summary ($(rel_since "$t1") s)"
     fi
 done
 cp -r "$root/build/logs/." "$logs/" 2>/dev/null
