@@ -27,6 +27,8 @@ static void set_defaults(struct extc_config *cfg)
 	cfg->pool_max = EXTC_DEFAULT_POOL_MAX;
 	cfg->pool_total_max = EXTC_DEFAULT_POOL_TOTAL_MAX;
 	cfg->pool_ttl = EXTC_DEFAULT_POOL_TTL;
+	cfg->pool_max_keys = EXTC_DEFAULT_POOL_MAX_KEYS;
+	cfg->pool_max_inodes = EXTC_DEFAULT_POOL_MAX_INODES;
 }
 
 const struct extc_var *extc_config_find_var(const struct extc_config *cfg, const char *name)
@@ -269,6 +271,32 @@ static int parse_pool_ttl(struct extc_config *cfg, const char *value, char *why,
 	return (0);
 }
 
+/* A count limit of 0 would keep nothing: pool=off says that. */
+static int parse_pool_count(const char *value, uint32_t max, const char *what, uint32_t *out,
+			    char *why, size_t whylen)
+{
+	if (extc_parse_u32(value, max, out) < 0 || *out == 0) {
+		extc_fmt(why, whylen, "expected a number of %s from 1 to %lu (pool=off turns the "
+			 "pool off)", what, (unsigned long)max);
+		return (-1);
+	}
+	return (0);
+}
+
+static int parse_pool_max_keys(struct extc_config *cfg, const char *value, char *why,
+			       size_t whylen)
+{
+	return (parse_pool_count(value, EXTC_POOL_MAX_KEYS_MAX, "keys", &cfg->pool_max_keys, why,
+				 whylen));
+}
+
+static int parse_pool_max_inodes(struct extc_config *cfg, const char *value, char *why,
+				 size_t whylen)
+{
+	return (parse_pool_count(value, EXTC_POOL_MAX_INODES_MAX, "inodes", &cfg->pool_max_inodes,
+				 why, whylen));
+}
+
 /* Every plugstack.conf key, in the order the help text lists them; a key's index is its "seen" bit. */
 static const struct config_key {
 	const char *name;
@@ -287,6 +315,8 @@ static const struct config_key {
 	{ "pool_max", parse_pool_max },
 	{ "pool_total_max", parse_pool_total_max },
 	{ "pool_ttl", parse_pool_ttl },
+	{ "pool_max_keys", parse_pool_max_keys },
+	{ "pool_max_inodes", parse_pool_max_inodes },
 };
 #define CONFIG_KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
 _Static_assert(CONFIG_KEY_COUNT <= 32, "a key's seen bit must fit in an unsigned");

@@ -23,6 +23,10 @@
 #define EXTC_DEFAULT_POOL_TOTAL_MAX (100ULL << 30)	/* 100G per node */
 #define EXTC_DEFAULT_POOL_TTL 14			/* days */
 #define EXTC_POOL_TTL_MAX 3650
+#define EXTC_DEFAULT_POOL_MAX_KEYS 256			/* keys per user per node */
+#define EXTC_POOL_MAX_KEYS_MAX 65536
+#define EXTC_DEFAULT_POOL_MAX_INODES 1000000		/* inodes per user per node */
+#define EXTC_POOL_MAX_INODES_MAX 4294967295u
 
 enum extc_on_error {
 	EXTC_ON_ERROR_AUTO = 0,	/* fail if the user asked for a mode, else warn */
@@ -57,6 +61,8 @@ struct extc_config {
 	uint64_t pool_max;		/* bytes per user per node */
 	uint64_t pool_total_max;	/* bytes per node */
 	uint32_t pool_ttl;		/* days */
+	uint32_t pool_max_keys;		/* keys per user per node */
+	uint32_t pool_max_inodes;	/* inodes (and names read to count them) per user per node */
 };
 
 /*

@@ -10,13 +10,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fs_level.h"
 #include "fs_trash.h"
 #include "layout.h"
 #include "pool_fs.h"
 #include "pool_fs_int.h"
 #include "pool_job.h"
+#include "pool_measure.h"
 #include "text.h"
+
+/* One pass: its levels, its limits, and what every user's part of it kept. */
+struct pass {
+	const struct extc_fs_policy *pol;
+	struct extc_pool_limits lim;
+	struct extc_pool_fds p;
+	int trashfd;
+	int64_t now, stale;
+	struct extc_pool_evict_report *rep;
+	struct extc_pool_entry *user;	/* the user at hand's keys */
+	size_t user_cap;
+	struct extc_pool_entry *kept;	/* every user's kept keys, for pool_total_max */
+	size_t nkept, kept_cap;
+};
+
+/* One user's share of the pass: its own budget, so no user can spend another's. */
+struct user_budget {
+	int uidfd;
+	uint64_t names_left;
+	uint64_t deadline_ns;
+};
 
 /*
  * A job-mode job's note outlives it only if its epilog never ran (a node
@@ -34,49 +57,29 @@ static void drop_stale_note(int uidfd, const char *name, int64_t stale)
 		unlinkat(uidfd, name, 0);
 }
 
-/* Add one user's keys to 'e': busy if a step holds the record. */
-static void scan_user(int uidfd, uid_t uid, const struct extc_fs_policy *pol, int64_t stale,
-		      struct extc_pool_entry *e, size_t *n)
+/* Room for one more entry in 'e' (grown by doubling up to 'max'); NULL when there is none. */
+static struct extc_pool_entry *room(struct extc_pool_entry **e, size_t n, size_t *cap, size_t max)
 {
-	struct dirent *de;
-	int dfd = dup(uidfd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct extc_pool_entry *grown;
 
-	if (d == NULL) {
-		if (dfd >= 0)
-			close(dfd);
-		return;
+		if (c > max)
+			c = max;
+		if (c <= n || (grown = realloc(*e, c * sizeof(*grown))) == NULL)
+			return (NULL);
+		*e = grown;
+		*cap = c;
 	}
-	while ((de = readdir(d)) != NULL && *n < EXTC_POOL_MAX_ENTRIES) {
-		struct extc_pool_entry *x = &e[*n];
-		int fd;
-
-		if (!extc_pool_key_name_ok(de->d_name)) {
-			drop_stale_note(uidfd, de->d_name, stale);
-			continue;
-		}
-		memset(x, 0, sizeof(*x));
-		x->uid = uid;
-		strcpy(x->key, de->d_name);
-		fd = extc_pool_open_record(uidfd, de->d_name, false, pol);
-		if (fd >= 0) {
-			extc_pool_read_record(fd, &x->bytes, &x->used);
-			x->busy = flock(fd, LOCK_EX | LOCK_NB) < 0;
-			close(fd);
-		}
-		/* without a record it is a leftover of a step killed mid-way: oldest of all */
-		(*n)++;
-	}
-	closedir(d);
+	return (&(*e)[n]);
 }
 
-static size_t scan(struct extc_pool_fds *p, const struct extc_fs_policy *pol, int64_t stale,
-		   struct extc_pool_entry *e)
+/* One user's keys: busy if a step holds the record; what is beyond the scan's bound waits. */
+static size_t scan_user(struct pass *ps, int uidfd, uid_t uid)
 {
-	char why[EXTC_WHY_MAX];
 	struct dirent *de;
-	size_t n = 0, plen = strlen(p->t.path);
-	int dfd = dup(p->pool);
+	size_t n = 0;
+	int dfd = dup(uidfd);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 
 	if (d == NULL) {
@@ -84,21 +87,62 @@ static size_t scan(struct extc_pool_fds *p, const struct extc_fs_policy *pol, in
 			close(dfd);
 		return (0);
 	}
-	while ((de = readdir(d)) != NULL && n < EXTC_POOL_MAX_ENTRIES) {
-		uid_t uid;
+	while ((de = readdir(d)) != NULL) {
+		struct extc_pool_entry *x;
+		struct extc_pool_record rec;
+		int fd;
 
-		if (extc_layout_parse_uid_name(de->d_name, &uid) < 0)
+		if (!extc_pool_key_name_ok(de->d_name)) {
+			drop_stale_note(uidfd, de->d_name, ps->stale);
 			continue;
-		p->t.path[plen] = '\0';
-		if (extc_pool_open_user(p, pol, de->d_name, false, why, sizeof(why)) == EXTC_LEVEL_FOUND)
-			scan_user(p->uid, uid, pol, stale, e, &n);
-		if (p->uid >= 0)
-			close(p->uid);
-		p->uid = -1;
+		}
+		x = room(&ps->user, n, &ps->user_cap, EXTC_POOL_USER_SCAN_MAX);
+		if (x == NULL) {
+			ps->rep->left++;
+			continue;
+		}
+		memset(x, 0, sizeof(*x));
+		x->uid = uid;
+		strcpy(x->key, de->d_name);
+		fd = extc_pool_open_record(uidfd, de->d_name, false, ps->pol);
+		if (fd >= 0) {
+			extc_pool_read_record(fd, &rec);
+			x->used = rec.used;
+			x->unmeasurable = rec.unmeasurable;
+			x->busy = flock(fd, LOCK_EX | LOCK_NB) < 0;
+			close(fd);
+		}
+		/* without a record it is a leftover of a step killed mid-way: oldest of all */
+		n++;
 	}
-	p->t.path[plen] = '\0';
 	closedir(d);
 	return (n);
+}
+
+/* Root's walk of one key, on the user's own budget of names and time. */
+static enum extc_pool_measured measure_entry(void *ctx, struct extc_pool_entry *e)
+{
+	struct user_budget *b = ctx;
+	struct extc_pool_measure_limits lim = { EXTC_POOL_MEASURE_DEPTH, b->names_left, b->deadline_ns };
+	struct extc_pool_usage use;
+	enum extc_pool_measure_result r;
+
+	if (b->names_left == 0)
+		return (EXTC_POOL_OVER_BUDGET);
+	r = extc_pool_measure_key(b->uidfd, e->key, &lim, &use);
+	b->names_left -= use.entries < b->names_left ? use.entries : b->names_left;
+	e->bytes = use.bytes;
+	e->inodes = use.inodes;
+	switch (r) {
+	case EXTC_POOL_MEASURED:
+	case EXTC_POOL_MEASURE_ABSENT:	/* gone meanwhile: nothing to count */
+		return (EXTC_POOL_FITS_BUDGET);
+	case EXTC_POOL_MEASURE_TOO_MANY:
+		return (EXTC_POOL_OVER_BUDGET);
+	default:
+		break;
+	}
+	return (EXTC_POOL_NOT_MEASURED);
 }
 
 /*
@@ -111,7 +155,7 @@ static int evict_one(int uidfd, int trashfd, const struct extc_pool_entry *e,
 		     const struct extc_fs_policy *pol)
 {
 	char rname[EXTC_POOL_KEY_LEN + sizeof(EXTC_POOL_RECORD_SUFFIX)];
-	struct extc_pool_entry now;
+	struct extc_pool_record now;
 	int fd, rv = -1;
 
 	if (flock(uidfd, LOCK_EX | LOCK_NB) < 0)
@@ -120,7 +164,7 @@ static int evict_one(int uidfd, int trashfd, const struct extc_pool_entry *e,
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
 		goto out;
 	if (fd >= 0) {
-		extc_pool_read_record(fd, &now.bytes, &now.used);
+		extc_pool_read_record(fd, &now);
 		if (now.used != e->used)
 			goto out;	/* used since the scan */
 	}
@@ -136,69 +180,176 @@ out:
 	return (rv);
 }
 
-static void evict_chosen(struct extc_pool_fds *p, int trashfd, const struct extc_fs_policy *pol,
-			 struct extc_pool_entry *e, size_t n, struct extc_pool_evict_report *rep)
+/* Act on one verdict: keep it for the node's count, or move it out and count why. */
+static void settle(struct pass *ps, int uidfd, const struct extc_pool_entry *e)
+{
+	struct extc_pool_evict_report *rep = ps->rep;
+
+	if (e->verdict == EXTC_POOL_KEEP) {
+		struct extc_pool_entry *k = room(&ps->kept, ps->nkept, &ps->kept_cap, SIZE_MAX / sizeof(*k));
+		if (k != NULL) {
+			*k = *e;
+			ps->nkept++;
+		} else {
+			/* left out of the node's count: it stays this time, counted as kept */
+			rep->bytes_kept += e->bytes;
+			rep->inodes_kept += e->inodes;
+		}
+		return;
+	}
+	if (evict_one(uidfd, ps->trashfd, e, ps->pol) == 0) {
+		rep->evicted++;
+		rep->bytes_evicted += e->bytes;
+		rep->by_reason[e->verdict]++;
+	} else {
+		rep->failed++;
+		rep->bytes_kept += e->bytes;
+		rep->inodes_kept += e->inodes;
+	}
+}
+
+/* One user's part of the pass, whatever any other user holds. */
+static void pass_user(struct pass *ps, const char *uname, uid_t uid)
+{
+	char why[EXTC_WHY_MAX];
+	struct user_budget b;
+	size_t i, n;
+
+	if (extc_pool_open_user(&ps->p, ps->pol, uname, false, why, sizeof(why)) != EXTC_LEVEL_FOUND)
+		return;
+	ps->rep->users++;
+	n = scan_user(ps, ps->p.uid, uid);
+	ps->rep->keys += (unsigned)n;
+	b.uidfd = ps->p.uid;
+	b.names_left = ps->lim.user_inodes;
+	b.deadline_ns = extc_monotonic_ns() + EXTC_POOL_MEASURE_BUDGET_NS;
+	extc_pool_choose_user(ps->user, n, &ps->lim, ps->now, measure_entry, &b);
+	for (i = 0; i < n; i++) {
+		ps->rep->busy += ps->user[i].busy;
+		settle(ps, ps->p.uid, &ps->user[i]);
+	}
+}
+
+static void pass_users(struct pass *ps)
+{
+	struct dirent *de;
+	size_t plen = strlen(ps->p.t.path);
+	int dfd = dup(ps->p.pool);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+
+	if (d == NULL) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		uid_t uid;
+
+		if (extc_layout_parse_uid_name(de->d_name, &uid) < 0)
+			continue;
+		ps->p.t.path[plen] = '\0';
+		pass_user(ps, de->d_name, uid);
+		if (ps->p.uid >= 0)
+			close(ps->p.uid);
+		ps->p.uid = -1;
+	}
+	ps->p.t.path[plen] = '\0';
+	closedir(d);
+}
+
+/* pool_total_max over what every user kept: a user counts for no more than pool_max. */
+static void pass_total(struct pass *ps)
 {
 	char uname[EXTC_NAME_LEN], why[EXTC_WHY_MAX];
-	size_t i, plen = strlen(p->t.path);
+	size_t i, plen = strlen(ps->p.t.path);
 
-	for (i = 0; i < n; i++) {
-		rep->busy += e[i].busy;
-		if (e[i].verdict == EXTC_POOL_KEEP) {
-			rep->bytes_kept += e[i].bytes;
+	if (extc_pool_choose_total(ps->kept, ps->nkept, &ps->lim) < 0) {
+		for (i = 0; i < ps->nkept; i++)
+			ps->kept[i].verdict = EXTC_POOL_KEEP;
+	}
+	for (i = 0; i < ps->nkept; i++) {
+		struct extc_pool_entry *e = &ps->kept[i];
+
+		if (e->verdict == EXTC_POOL_KEEP) {
+			ps->rep->bytes_kept += e->bytes;
+			ps->rep->inodes_kept += e->inodes;
 			continue;
 		}
-		p->t.path[plen] = '\0';
-		if (extc_layout_uid_name(e[i].uid, uname, sizeof(uname)) == 0 &&
-		    extc_pool_open_user(p, pol, uname, false, why, sizeof(why)) == EXTC_LEVEL_FOUND &&
-		    evict_one(p->uid, trashfd, &e[i], pol) == 0) {
-			rep->evicted++;
-			rep->bytes_evicted += e[i].bytes;
-			rep->by_reason[e[i].verdict]++;
+		ps->p.t.path[plen] = '\0';
+		if (extc_layout_uid_name(e->uid, uname, sizeof(uname)) == 0 &&
+		    extc_pool_open_user(&ps->p, ps->pol, uname, false, why, sizeof(why)) ==
+			    EXTC_LEVEL_FOUND) {
+			settle(ps, ps->p.uid, e);
 		} else {
-			rep->failed++;
-			rep->bytes_kept += e[i].bytes;
+			ps->rep->failed++;
+			ps->rep->bytes_kept += e->bytes;
 		}
-		if (p->uid >= 0)
-			close(p->uid);
-		p->uid = -1;
+		if (ps->p.uid >= 0)
+			close(ps->p.uid);
+		ps->p.uid = -1;
 	}
-	p->t.path[plen] = '\0';
+	ps->p.t.path[plen] = '\0';
 }
 
 int extc_pool_evict(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 		    int64_t now, struct extc_pool_evict_report *rep, char *why, size_t whylen)
 {
-	struct extc_pool_limits lim = { cfg->pool_max, cfg->pool_total_max, cfg->pool_ttl };
-	struct extc_pool_entry *e = NULL;
-	struct extc_pool_fds p;
+	struct pass ps;
 	enum extc_level_result opened;
-	int trashfd = -1, rv = -1;
-	size_t n;
+	int rv = -1;
 
 	memset(rep, 0, sizeof(*rep));
-	opened = extc_pool_open_levels(cfg, pol, false, &p, why, whylen);
+	memset(&ps, 0, sizeof(ps));
+	ps.pol = pol;
+	ps.lim.user_max = cfg->pool_max;
+	ps.lim.total_max = cfg->pool_total_max;
+	ps.lim.ttl_days = cfg->pool_ttl;
+	ps.lim.user_keys = cfg->pool_max_keys;
+	ps.lim.user_inodes = cfg->pool_max_inodes;
+	ps.trashfd = -1;
+	ps.now = now;
+	ps.stale = now - (int64_t)cfg->pool_ttl * 86400;
+	ps.rep = rep;
+	opened = extc_pool_open_levels(cfg, pol, false, &ps.p, why, whylen);
 	if (opened == EXTC_LEVEL_ABSENT) {
 		rv = 0;		/* no pool on this node yet */
 		goto out;
 	}
 	if (opened != EXTC_LEVEL_FOUND ||
-	    extc_trash_open(&p.t, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND)
+	    extc_trash_open(&ps.p.t, true, &ps.trashfd, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
-	e = calloc(EXTC_POOL_MAX_ENTRIES, sizeof(*e));
-	if (e == NULL) {
-		extc_fmt(why, whylen, "out of memory");
+	/* one pass at a time: the one running reaches every user, a second would only double it */
+	if (flock(ps.p.pool, LOCK_EX | LOCK_NB) < 0) {
+		rep->overlapped = true;
+		rv = 0;
 		goto out;
 	}
-	n = scan(&p, pol, now - (int64_t)cfg->pool_ttl * 86400, e);
-	rep->keys = (unsigned)n;
-	extc_pool_choose(e, n, &lim, now);
-	evict_chosen(&p, trashfd, pol, e, n, rep);
+	pass_users(&ps);
+	pass_total(&ps);
 	rv = 0;
 out:
-	free(e);
-	if (trashfd >= 0)
-		close(trashfd);
-	extc_pool_fds_close(&p);
+	free(ps.user);
+	free(ps.kept);
+	if (ps.trashfd >= 0)
+		close(ps.trashfd);
+	extc_pool_fds_close(&ps.p);
 	return (rv);
+}
+
+void extc_pool_evict_report_text(const struct extc_pool_evict_report *rep, char *buf, size_t len)
+{
+	if (rep->overlapped) {
+		extc_fmt(buf, len, "another pass was running: left to it");
+		return;
+	}
+	extc_fmt(buf, len, "%u keys of %u users, %u in use; evicted %u (%u unused past pool_ttl, "
+		 "%u over pool_max, %u over pool_total_max, %u beyond pool_max_keys, %u over "
+		 "pool_max_inodes, %u not measurable), %" PRIu64 " bytes; %u could not be; %u left "
+		 "for the next pass; %" PRIu64 " bytes and %" PRIu64 " inodes kept",
+		 rep->keys, rep->users, rep->busy, rep->evicted, rep->by_reason[EXTC_POOL_EVICT_TTL],
+		 rep->by_reason[EXTC_POOL_EVICT_USER_MAX], rep->by_reason[EXTC_POOL_EVICT_TOTAL_MAX],
+		 rep->by_reason[EXTC_POOL_EVICT_USER_KEYS],
+		 rep->by_reason[EXTC_POOL_EVICT_USER_INODES],
+		 rep->by_reason[EXTC_POOL_EVICT_UNMEASURABLE], rep->bytes_evicted, rep->failed,
+		 rep->left, rep->bytes_kept, rep->inodes_kept);
 }

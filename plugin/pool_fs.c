@@ -16,6 +16,7 @@
 #include "layout.h"
 #include "pool_fs.h"
 #include "pool_fs_int.h"
+#include "pool_measure.h"
 #include "text.h"
 
 #define KEY_MODE 0700
@@ -127,11 +128,13 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
 					  struct extc_pool_hold *h, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], sub[EXTC_WHY_MAX];
+	struct extc_pool_record rec;
 	struct extc_pool_fds p;
 	enum extc_pool_hold_result rv = EXTC_POOL_REFUSED;
 	int fd = -1;
 
 	h->record_fd = -1;
+	h->uid = ids->uid;
 	if (!extc_pool_key_name_ok(key) || extc_layout_uid_name(ids->uid, uname, sizeof(uname)) < 0) {
 		extc_fmt(why, whylen, "no usable key");
 		return (EXTC_POOL_REFUSED);
@@ -152,8 +155,10 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
 		rv = EXTC_POOL_EVICTING;
 	} else if (key_dir(p.uid, key, ids, sub, sizeof(sub)) < 0) {
 		extc_fmt(why, whylen, "%s/%s: %s", p.t.path, key, sub);
-	} else if (extc_pool_read_record(fd, &h->bytes, NULL) == 0 && futimens(fd, NULL) == 0 &&
+	} else if (extc_pool_read_record(fd, &rec) == 0 && futimens(fd, NULL) == 0 &&
 		   extc_fmt(h->dir, sizeof(h->dir), "%s/%s", p.t.path, key) == 0) {
+		h->bytes = rec.bytes;
+		strcpy(h->key, key);
 		h->record_fd = fd;
 		fd = -1;
 		rv = EXTC_POOL_HELD;
@@ -166,35 +171,112 @@ out:
 	return (rv);
 }
 
-int extc_pool_read_record(int fd, uint64_t *bytes, int64_t *used)
+/* One "name=N" line of a record, if 'line' is one. */
+static bool record_number(const char *line, const char *name, uint64_t *out)
 {
-	char text[EXTC_POOL_RECORD_MAX + 1];
+	size_t len = strlen(name);
+
+	if (strncmp(line, name, len) != 0 || line[len] != '=')
+		return (false);
+	*out = strtoull(line + len + 1, NULL, 10);
+	return (true);
+}
+
+int extc_pool_read_record(int fd, struct extc_pool_record *r)
+{
+	char text[EXTC_POOL_RECORD_MAX + 1], *line, *save = NULL;
 	struct stat sb;
 	ssize_t n = pread(fd, text, EXTC_POOL_RECORD_MAX, 0);
 
-	*bytes = 0;
-	if (n > 0) {
-		text[n] = '\0';
-		if (strncmp(text, "bytes=", 6) == 0)
-			*bytes = strtoull(text + 6, NULL, 10);
+	memset(r, 0, sizeof(*r));
+	text[n > 0 ? n : 0] = '\0';
+	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		if (!record_number(line, "bytes", &r->bytes) && !record_number(line, "inodes", &r->inodes))
+			r->unmeasurable |= extc_has_prefix(line, EXTC_POOL_UNMEASURABLE);
 	}
-	if (used != NULL)
-		*used = fstat(fd, &sb) == 0 ? (int64_t)sb.st_mtim.tv_sec : 0;
+	r->used = fstat(fd, &sb) == 0 ? (int64_t)sb.st_mtim.tv_sec : 0;
 	return (n < 0 ? -1 : 0);
+}
+
+/* The record's whole text, in place, and the key marked used now. */
+static int write_record(int fd, const char *text)
+{
+	size_t len = strlen(text);
+
+	if (pwrite(fd, text, len, 0) != (ssize_t)len || ftruncate(fd, (off_t)len) < 0 ||
+	    futimens(fd, NULL) < 0)
+		return (-1);
+	return (0);
 }
 
 int extc_pool_record_size(struct extc_pool_hold *h, uint64_t bytes)
 {
 	char text[EXTC_POOL_RECORD_MAX];
-	int n;
 
-	if (h->record_fd < 0)
+	if (h->record_fd < 0 ||
+	    extc_fmt(text, sizeof(text), "bytes=%" PRIu64 "\n", bytes) < 0)
 		return (-1);
-	n = snprintf(text, sizeof(text), "bytes=%" PRIu64 "\n", bytes);
-	if (n < 0 || pwrite(h->record_fd, text, (size_t)n, 0) != n ||
-	    ftruncate(h->record_fd, n) < 0 || futimens(h->record_fd, NULL) < 0)
-		return (-1);
-	return (0);
+	return (write_record(h->record_fd, text));
+}
+
+/* Is 'fd' still the record <key>.use of the level 'uidfd' (not one evicted meanwhile)? */
+static bool same_record(int uidfd, const char *key, int fd)
+{
+	char name[RECORD_NAME_LEN];
+	struct stat a, b;
+
+	return (extc_fmt(name, sizeof(name), "%s%s", key, EXTC_POOL_RECORD_SUFFIX) == 0 &&
+		fstatat(uidfd, name, &a, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &b) == 0 &&
+		a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+}
+
+enum extc_pool_account_result extc_pool_account(struct extc_pool_hold *h,
+						 const struct extc_config *cfg,
+						 const struct extc_fs_policy *pol, char *why,
+						 size_t whylen)
+{
+	char uname[EXTC_NAME_LEN], text[EXTC_POOL_RECORD_MAX], sub[EXTC_WHY_MAX];
+	enum extc_pool_account_result rv = EXTC_POOL_ACCOUNT_FAILED;
+	enum extc_pool_measure_result measured;
+	struct extc_pool_measure_limits lim;
+	struct extc_pool_usage use;
+	struct extc_pool_fds p;
+
+	extc_fmt(why, whylen, "no hold");
+	p.pool = p.uid = -1;
+	extc_level_fds_init(&p.t);
+	if (h->record_fd < 0 || !extc_pool_key_name_ok(h->key) ||
+	    extc_layout_uid_name(h->uid, uname, sizeof(uname)) < 0)
+		goto out;
+	if (extc_pool_open_levels(cfg, pol, false, &p, why, whylen) != EXTC_LEVEL_FOUND ||
+	    extc_pool_open_user(&p, pol, uname, false, why, whylen) != EXTC_LEVEL_FOUND)
+		goto out;
+	if (!same_record(p.uid, h->key, h->record_fd)) {
+		extc_fmt(why, whylen, "%s/%s%s: not the record this step holds", p.t.path, h->key,
+			 EXTC_POOL_RECORD_SUFFIX);
+		goto out;
+	}
+	extc_pool_measure_limits_for(cfg, &lim);
+	measured = extc_pool_measure_key(p.uid, h->key, &lim, &use);
+	if (measured == EXTC_POOL_MEASURED) {
+		extc_fmt(text, sizeof(text), "bytes=%" PRIu64 "\ninodes=%" PRIu64 "\n", use.bytes,
+			 use.inodes);
+		rv = EXTC_POOL_ACCOUNTED;
+		extc_fmt(why, whylen, "%" PRIu64 " bytes, %" PRIu64 " inodes", use.bytes, use.inodes);
+	} else {
+		extc_pool_measure_text(measured, &use, sub, sizeof(sub));
+		extc_fmt(text, sizeof(text), "%s: %s\n", EXTC_POOL_UNMEASURABLE, sub);
+		rv = EXTC_POOL_ACCOUNT_UNMEASURABLE;
+		extc_fmt(why, whylen, "%s/%s: %s", p.t.path, h->key, sub);
+	}
+	if (write_record(h->record_fd, text) < 0) {
+		extc_fmt(why, whylen, "%s/%s%s: cannot write: %s", p.t.path, h->key,
+			 EXTC_POOL_RECORD_SUFFIX, strerror(errno));
+		rv = EXTC_POOL_ACCOUNT_FAILED;
+	}
+out:
+	extc_pool_fds_close(&p);
+	return (rv);
 }
 
 void extc_pool_release(struct extc_pool_hold *h)

@@ -8,7 +8,7 @@
 #include "fs_level.h"
 #include "pool_fs.h"
 
-#define EXTC_POOL_RECORD_MAX 64
+#define EXTC_POOL_RECORD_MAX 256
 
 /* The levels down to one user's: <base>[/<node>]/.pool/<uid>. */
 struct extc_pool_fds {
@@ -25,7 +25,14 @@ enum extc_level_result extc_pool_open_user(struct extc_pool_fds *p, const struct
 /* <key>.use: a plain root-owned file, or -1. */
 int extc_pool_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol);
 
-/* The record's "bytes=N" (0 when it has none) and, unless NULL, its mtime as the last use. */
-int extc_pool_read_record(int fd, uint64_t *bytes, int64_t *used);
+/* What a record says. */
+struct extc_pool_record {
+	uint64_t bytes;		/* 0 when it says none */
+	uint64_t inodes;
+	bool unmeasurable;
+	int64_t used;		/* its mtime: the key's last use */
+};
+
+int extc_pool_read_record(int fd, struct extc_pool_record *r);
 
 #endif /* EXTC_POOL_FS_INT_H_ */

@@ -119,7 +119,7 @@ report_trs() {
 }
 
 # make check-root's programs (Makefile.am's ROOT_TESTS)
-root_programs="tests/unit/test_fs_remove tests/unit/test_warm tests/unit/test_fs_tree
+root_programs="tests/unit/test_fs_remove tests/unit/test_warm tests/unit/test_pool_measure tests/unit/test_fs_tree
                tests/unit/test_lifecycle tests/adversarial/test_adv_race tests/adversarial/test_adv_scale
                tests/adversarial/test_adv_root tests/adversarial/test_adv_user tests/fault/test_fault"
 adv_programs="tests/adversarial/test_adv_race tests/adversarial/test_adv_scale
