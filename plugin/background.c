@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -16,7 +18,10 @@
 #include <unistd.h>
 
 #include "background.h"
+#include "cgroup_escape.h"
 #include "child.h"
+#include "clock.h"
+#include "text.h"
 
 const char *extc_background_fd_dir = "/proc/self/fd";
 
@@ -123,12 +128,29 @@ static int fd_iter_next(struct fd_iter *it)
 	}
 }
 
-/* The log (a regular file) stays so the work can still log; so does our /dev/null. */
+/* In the detached process: what the caller asked to keep, and the end of the "done" pipe. */
+static const int *kept_fds;
+static size_t nkept_fds;
+static int done_fd = -1;
+static char cgroup_problem[EXTC_WHY_MAX];
+
+/*
+ * The log (a regular file) stays so the work can still log; so do our
+ * /dev/null, the "done" pipe and what the caller keeps (the locks its
+ * work holds).
+ */
 static bool keep_fd(int fd, int null)
 {
 	struct stat sb;
+	size_t i;
 
-	return (fd == null || (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)));
+	if (fd == null || fd == done_fd)
+		return (true);
+	for (i = 0; i < nkept_fds; i++) {
+		if (kept_fds[i] == fd)
+			return (true);
+	}
+	return (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode));
 }
 
 /*
@@ -234,19 +256,100 @@ static void lower_priority(void)
 #endif
 }
 
-pid_t extc_run_detached(void (*fn)(void *arg), void *arg)
+/*
+ * The caller's handlers are not ours: slurmstepd's would run its own code
+ * in this process. Every signal goes back to its default and is unblocked,
+ * but SIGPIPE, ignored: the caller may have stopped listening.
+ */
+static void reset_signals(void)
+{
+	sigset_t none;
+	int sig;
+
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, sig == SIGPIPE ? SIG_IGN : SIG_DFL);
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+const char *extc_background_cgroup_problem(void)
+{
+	return (cgroup_problem[0] != '\0' ? cgroup_problem : NULL);
+}
+
+void extc_background_done(void)
+{
+	if (done_fd >= 0)
+		close(done_fd);
+	done_fd = -1;
+}
+
+/* Wait until the grandchild closes its end of 'fd' (done or ended), at most 'wait_ms'. */
+static bool wait_done(int fd, unsigned wait_ms)
+{
+	uint64_t deadline = extc_monotonic_ns() + (uint64_t)wait_ms * 1000000ULL;
+
+	for (;;) {
+		uint64_t now = extc_monotonic_ns();
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		char byte;
+		int ret;
+
+		if (now >= deadline)
+			return (false);
+		ret = poll(&pfd, 1, (int)((deadline - now) / 1000000ULL) + 1);
+		if (ret < 0 && errno != EINTR)
+			return (false);
+		if (ret > 0 && read(fd, &byte, 1) <= 0)
+			return (true);	/* EOF: no writer is left */
+	}
+}
+
+static void grandchild(void (*fn)(void *arg), void *arg, const struct extc_detach_opts *o, int wfd)
+{
+	/* nobody waits when wait_ms is 0: the pipe goes with the others */
+	done_fd = o->wait_ms > 0 ? wfd : -1;
+	kept_fds = o->keep;
+	nkept_fds = o->nkeep;
+	reset_signals();
+	if (o->name != NULL)
+		prctl(PR_SET_NAME, o->name, 0, 0, 0);
+	/*
+	 * Forked from a process in the job's cgroups, the work would be
+	 * charged to the job, and ended with it where the site's cgroup
+	 * plugins kill what is left of a job: it moves out first.
+	 */
+	if (o->leave_job_cgroups) {
+		enum extc_cgroup_result left = extc_cgroup_escape(cgroup_problem,
+								  sizeof(cgroup_problem));
+
+		if (left != EXTC_CGROUP_PARTIAL && left != EXTC_CGROUP_FAILED)
+			cgroup_problem[0] = '\0';
+	}
+	close_inherited_fds();
+	lower_priority();
+	fn(arg);
+	_exit(0);
+}
+
+enum extc_detach_result extc_detach(void (*fn)(void *arg), void *arg,
+				    const struct extc_detach_opts *o, pid_t *pid_out)
 {
 	int pipefd[2];
-	pid_t child, grandchild = -1;
+	pid_t child, grandchild_pid = -1;
 	int status;
+	enum extc_detach_result rv = EXTC_DETACH_FAILED;
 
-	if (thread_count() != 1 || pipe2(pipefd, O_CLOEXEC) < 0)
-		return (-1);
+	*pid_out = -1;
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return (EXTC_DETACH_FAILED);
 	child = fork();
 	if (child < 0) {
 		close(pipefd[0]);
 		close(pipefd[1]);
-		return (-1);
+		return (EXTC_DETACH_FAILED);
 	}
 	if (child == 0) {
 		pid_t pid;
@@ -254,23 +357,33 @@ pid_t extc_run_detached(void (*fn)(void *arg), void *arg)
 		close(pipefd[0]);
 		setsid();
 		pid = fork();
-		if (pid == 0) {
-			close(pipefd[1]);
-			close_inherited_fds();
-			lower_priority();
-			fn(arg);
-			_exit(0);
-		}
+		if (pid == 0)
+			grandchild(fn, arg, o, pipefd[1]);
 		if (write(pipefd[1], &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
 			_exit(1);
 		_exit(pid < 0 ? 1 : 0);
 	}
 	close(pipefd[1]);
-	if (read(pipefd[0], &grandchild, sizeof(grandchild)) != (ssize_t)sizeof(grandchild))
-		grandchild = -1;
-	close(pipefd[0]);
+	if (read(pipefd[0], &grandchild_pid, sizeof(grandchild_pid)) != (ssize_t)sizeof(grandchild_pid))
+		grandchild_pid = -1;
 	/* EINTR only: ECHILD (SIGCHLD ignored, someone else reaped it) ends the wait */
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
-	return (grandchild);
+	if (grandchild_pid > 0) {
+		*pid_out = grandchild_pid;
+		rv = o->wait_ms > 0 && wait_done(pipefd[0], o->wait_ms) ? EXTC_DETACH_DONE :
+									   EXTC_DETACH_RUNNING;
+	}
+	close(pipefd[0]);
+	return (rv);
+}
+
+pid_t extc_run_detached(void (*fn)(void *arg), void *arg)
+{
+	const struct extc_detach_opts o = { 0 };
+	pid_t pid;
+
+	if (thread_count() != 1)
+		return (-1);
+	return (extc_detach(fn, arg, &o, &pid) == EXTC_DETACH_FAILED ? -1 : pid);
 }

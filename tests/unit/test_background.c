@@ -278,12 +278,119 @@ static void test_sigchld_ignored_does_not_spin(void **state)
 	check_report(fx, line);
 }
 
+/* What extc_detach's work sees and does: told through the fixture's report file. */
+struct detach_fx {
+	struct fx *fx;
+	int kept;		/* a pipe's read end the caller asks to keep */
+	int release;		/* the work waits for this to be readable before it ends */
+	bool say_done;		/* call extc_background_done() first */
+};
+
+static void detach_work(void *arg)
+{
+	const struct detach_fx *d = arg;
+	struct pollfd pfd = { .fd = d->release, .events = POLLIN };
+	char name[32] = "", line[128];
+	struct stat sb;
+
+	if (d->say_done)
+		extc_background_done();
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	snprintf(line, sizeof(line), "name %s kept %s\n", name,
+		 fstat(d->kept, &sb) == 0 && S_ISFIFO(sb.st_mode) ? "yes" : "no");
+	if (write(d->fx->report, line, strlen(line)) < 0)
+		_exit(1);
+	/* bounded: the test releases it, or it gives up after 10 s */
+	poll(&pfd, 1, 10000);
+}
+
+/* Run extc_detach in a helper child; its result (and the report) come back through 'out'. */
+static enum extc_detach_result detach_from_child(struct detach_fx *d, unsigned wait_ms)
+{
+	const int keep[] = { d->kept, d->release };
+	const struct extc_detach_opts o = { .name = "extc-test", .keep = keep, .nkeep = 2,
+					    .wait_ms = wait_ms };
+	int status;
+	pid_t pid, gc;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit((int)extc_detach(detach_work, d, &o, &gc) + (gc > 0 ? 0 : 10));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_true(WEXITSTATUS(status) < 10);
+	return ((enum extc_detach_result)WEXITSTATUS(status));
+}
+
+static void detach_fixture(struct fx *fx, struct detach_fx *d, int gate[2], bool say_done)
+{
+	assert_int_equal(pipe(gate), 0);
+	d->fx = fx;
+	d->kept = fx->pipefd[0];
+	d->release = gate[0];
+	d->say_done = say_done;
+}
+
+/* The work that says it is done is waited for no longer; its kept pipe and its name are there. */
+static void test_detach_done_early(void **state)
+{
+	struct detach_fx d;
+	char line[4096];
+	int gate[2];
+
+	detach_fixture(*state, &d, gate, true);
+	assert_int_equal(detach_from_child(&d, 5000), EXTC_DETACH_DONE);
+	read_report(d.fx, line, sizeof(line));
+	assert_string_equal(line, "name extc-test kept yes\n");
+	/* it was still running (waiting on the gate) when the caller went on */
+	assert_int_equal(write(gate[1], "x", 1), 1);
+	close(gate[0]);
+	close(gate[1]);
+}
+
+/* Work that does not say so, and does not end, is left running after wait_ms. */
+static void test_detach_left_running(void **state)
+{
+	struct detach_fx d;
+	char line[4096];
+	int gate[2];
+
+	detach_fixture(*state, &d, gate, false);
+	/* the work waits on the gate, which is opened only below: the caller gave up first */
+	assert_int_equal(detach_from_child(&d, 300), EXTC_DETACH_RUNNING);
+	read_report(d.fx, line, sizeof(line));
+	assert_string_equal(line, "name extc-test kept yes\n");
+	assert_int_equal(write(gate[1], "x", 1), 1);
+	close(gate[0]);
+	close(gate[1]);
+}
+
+/* Work that ends within wait_ms is done, without calling extc_background_done(). */
+static void test_detach_ended_is_done(void **state)
+{
+	struct detach_fx d;
+	char line[4096];
+	int gate[2];
+
+	detach_fixture(*state, &d, gate, false);
+	assert_int_equal(write(gate[1], "x", 1), 1);	/* released before it starts */
+	assert_int_equal(detach_from_child(&d, 5000), EXTC_DETACH_DONE);
+	read_report(d.fx, line, sizeof(line));
+	assert_string_equal(line, "name extc-test kept yes\n");
+	close(gate[0]);
+	close(gate[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_keeps_only_regular_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_a_descriptor_listing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigchld_ignored_does_not_spin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_detach_done_early, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_detach_left_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_detach_ended_is_done, setup, teardown),
 #ifdef __x86_64__
 		cmocka_unit_test_setup_teardown(test_without_close_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_close_range_or_listing, setup, teardown),
