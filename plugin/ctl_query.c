@@ -136,8 +136,9 @@ bool extc_ctl_job_alive(uint32_t jobid, void *arg)
 	struct extc_ctl_session *s = arg;
 	enum extc_ctl_verdict verdict;
 
-	if (s->gave_up)
+	if (s->gave_up || s->asked >= s->max_asks)
 		return (true);
+	s->asked++;
 	verdict = extc_ctl_ask(jobid, s->timeout_ms);
 	if (verdict == EXTC_CTL_UNKNOWN || verdict == EXTC_CTL_TIMEOUT) {
 		/* one unanswered question is enough: the rest of this sweep waits for the next epilog */

@@ -21,11 +21,25 @@ enum extc_ctl_verdict {
  */
 enum extc_ctl_verdict extc_ctl_ask(uint32_t jobid, uint64_t timeout_ms);
 
-/* One sweep's questions: after the first unanswered one, the rest are not asked. */
+/*
+ * One sweep's questions: at most 'max_asks' (0: none at all), and after
+ * the first unanswered one the rest are not asked. A job not asked about
+ * counts as alive: its leftovers wait for a later sweep.
+ */
 struct extc_ctl_session {
 	uint64_t timeout_ms;
+	unsigned max_asks;
+	unsigned asked;
 	bool gave_up;
 };
+
+/*
+ * What users leave behind never decides how often slurmctld is asked:
+ * a node's sweeps ask at most this many questions, at most once per
+ * interval (the epilog's background work; fs_stamp.h keeps the time).
+ */
+#define EXTC_CTL_ASKS_PER_SWEEP 8
+#define EXTC_CTL_SWEEP_INTERVAL_S 60
 
 /* slurmctld's MessageTimeout defaults to 10 s; the child also loads plugins. */
 #define EXTC_CTL_TIMEOUT_MS 15000

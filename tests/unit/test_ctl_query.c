@@ -68,7 +68,7 @@ static void test_a_dying_or_hanging_query_never_takes_the_caller_with_it(void **
 
 static void test_a_sweep_stops_asking_after_the_first_doubt(void **state)
 {
-	struct extc_ctl_session s = { .timeout_ms = 200 };
+	struct extc_ctl_session s = { .timeout_ms = 200, .max_asks = EXTC_CTL_ASKS_PER_SWEEP };
 
 	(void)state;
 	fake_ctl_set_job(13, JOB_COMPLETE);
@@ -82,6 +82,26 @@ static void test_a_sweep_stops_asking_after_the_first_doubt(void **state)
 	assert_true(extc_ctl_job_alive(13, &s));
 }
 
+/* E3.8: however many ended jobs users leave behind, one sweep asks a bounded number of questions. */
+static void test_a_sweep_asks_at_most_its_budget(void **state)
+{
+	struct extc_ctl_session s = { .timeout_ms = 5000, .max_asks = 3 };
+	struct extc_ctl_session none = { .timeout_ms = 5000 };
+	unsigned i, over = 0;
+
+	(void)state;
+	fake_ctl_set_job(13, JOB_COMPLETE);
+	for (i = 0; i < 10; i++)
+		over += !extc_ctl_job_alive(13, &s);
+	/* the first three were asked and are over; the other seven are kept for a later sweep */
+	assert_int_equal(over, 3);
+	assert_int_equal(s.asked, 3);
+	assert_false(s.gave_up);
+	/* a sweep with no budget (asked too recently on this node) asks nothing */
+	assert_true(extc_ctl_job_alive(13, &none));
+	assert_int_equal(none.asked, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -89,6 +109,7 @@ int main(void)
 		cmocka_unit_test_setup(test_an_unreachable_controller_is_doubt, setup),
 		cmocka_unit_test_setup(test_a_dying_or_hanging_query_never_takes_the_caller_with_it, setup),
 		cmocka_unit_test_setup(test_a_sweep_stops_asking_after_the_first_doubt, setup),
+		cmocka_unit_test_setup(test_a_sweep_asks_at_most_its_budget, setup),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
