@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: hooks run by slurmd itself and by its job epilog (slurmd and job-script contexts). */
+#include <poll.h>
 #include <stdbool.h>
 #include <string.h>
 #include <time.h>
@@ -11,6 +12,8 @@
 #include "config.h"
 #include "ctl_query.h"
 #include "ctx_node.h"
+#include "fs_stamp.h"
+#include "fs_trash.h"
 #include "fs_tree.h"
 #include "layout.h"
 #include "log.h"
@@ -30,6 +33,9 @@ static int node_policy(const struct extc_config *cfg, struct extc_fs_policy *pol
 }
 
 #define TRASH_BUDGET_NS (3600ull * 1000000000ull)	/* one emptier, one hour at most */
+#define RETIRE_MARGIN_S 30	/* past a step end's own bounds: its children's reaping, a slow disk */
+#define SWEEP_STAMP_NAME "sweep"	/* fs_stamp.h: when this node last asked slurmctld */
+#define EPILOG_WORK_NAME "extc-epilog"	/* the epilog's detached work, as ps shows it */
 
 struct trash_job {
 	struct extc_config cfg;
@@ -40,7 +46,7 @@ struct trash_job {
 static void evict_pool(struct trash_job *job)
 {
 	struct extc_pool_evict_report rep;
-	char why[EXTC_WHY_MAX], kept[64], freed[64];
+	char why[EXTC_WHY_MAX], text[512];
 
 	if (extc_pool_evict(&job->cfg, &job->pol, (int64_t)time(NULL), &rep, why, sizeof(why)) < 0) {
 		extc_error("node pool: eviction: %s", why);
@@ -48,13 +54,8 @@ static void evict_pool(struct trash_job *job)
 	}
 	if (rep.keys == 0)
 		return;
-	extc_fmt(kept, sizeof(kept), "%llu", (unsigned long long)rep.bytes_kept);
-	extc_fmt(freed, sizeof(freed), "%llu", (unsigned long long)rep.bytes_evicted);
-	extc_verbose("node pool: %u keys, %u in use; evicted %u (%u unused past pool_ttl, %u over "
-		     "pool_max, %u over pool_total_max), %s bytes; %u could not be; %s bytes kept",
-		     rep.keys, rep.busy, rep.evicted, rep.by_reason[EXTC_POOL_EVICT_TTL],
-		     rep.by_reason[EXTC_POOL_EVICT_USER_MAX], rep.by_reason[EXTC_POOL_EVICT_TOTAL_MAX],
-		     freed, rep.failed, kept);
+	extc_pool_evict_report_text(&rep, text, sizeof(text));
+	extc_verbose("node pool: %s", text);
 }
 
 /* In the detached grandchild, after the epilog has returned. */
@@ -135,107 +136,181 @@ int extc_node_slurmd_init(spank_t sp, int ac, char **av)
 
 /*
  * Trees of jobs whose epilog never ran (slurmstepd SIGKILLed, node crash)
- * go at the next epilog on the node. A tree is left if a step holds it or
- * the controller does not say for sure that its job is over.
+ * go at a later epilog on the node, in its background work. A tree is left
+ * if a step holds it or the controller does not say for sure that its job
+ * is over. The controller is asked at most EXTC_CTL_ASKS_PER_SWEEP
+ * questions once per EXTC_CTL_SWEEP_INTERVAL_S on a node, whatever users
+ * leave behind; a sweep in between removes nothing that needs a question.
  */
-static bool sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_policy *pol)
+static void sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_policy *pol)
 {
 	struct extc_sweep_report sweep;
 	struct extc_ctl_session ctl = { .timeout_ms = EXTC_CTL_TIMEOUT_MS };
 	char why[EXTC_WHY_MAX], text[256];
 
+	if (extc_stamp_due(cfg, pol, SWEEP_STAMP_NAME, EXTC_CTL_SWEEP_INTERVAL_S, (int64_t)time(NULL)))
+		ctl.max_asks = EXTC_CTL_ASKS_PER_SWEEP;
 	if (extc_tree_sweep(cfg, pol, extc_ctl_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
 		extc_error("epilog: sweeping leftovers: %s", why);
-		return (false);
+		return;
 	}
 	if (sweep.jobs_removed == 0 && sweep.jobs_failed == 0 && sweep.refused == 0)
-		return (false);
+		return;
 	extc_rm_report_text(&sweep.rm, text, sizeof(text));
 	extc_info("epilog: moved the trees of %u ended job(s) whose epilog never ran to the trash, "
 		  "%u could not be (%s); kept %u running, %u not yet over; %u level(s) failed "
 		  "verification and were left alone", sweep.jobs_removed, sweep.jobs_failed, text,
 		  sweep.held, sweep.alive, sweep.refused);
-	return (sweep.jobs_removed > 0);
 }
 
+/* The epilog's work, handed to a detached process (background.h). */
+struct epilog_work {
+	struct extc_config cfg;
+	struct extc_fs_policy pol;
+	uid_t uid;
+	gid_t gid;
+	bool have_gid;
+	uint32_t jobid;
+	char node[EXTC_NODE_NAME_MAX + 1];
+};
+
 /* A job-mode job's builds move into its key before its tree goes (pool_job.h). */
-static void pool_job(spank_t sp, const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		     uid_t uid, uint32_t jobid, const char *node)
+static void pool_job(const struct epilog_work *w)
 {
 	struct extc_publish_report rep;
 	char why[EXTC_WHY_MAX], host[EXTC_NODE_NAME_MAX + 1];
+	const char *node = w->node;
 	enum extc_pool_job_result moved;
-	gid_t gid;
 
-	if (spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+	if (!w->have_gid) {
 		extc_error("epilog: node pool: cannot read the job's gid; its builds are not pooled");
 		return;
 	}
 	if (node[0] == '\0' && extc_layout_node_name(host, sizeof(host)) == 0)
 		node = host;
-	moved = extc_pool_job_publish(cfg, pol, uid, gid, jobid, node[0] ? node : "node", &rep,
-				      why, sizeof(why));
+	moved = extc_pool_job_publish(&w->cfg, &w->pol, w->uid, w->gid, w->jobid,
+				      node[0] ? node : "node", &rep, why, sizeof(why));
 	if (moved == EXTC_POOL_JOB_MOVED)
 		extc_verbose("epilog: node pool: moved %llu entries in, kept %llu already there "
 			     "(a directory merged into one counts by what it holds), left out %llu "
 			     "incomplete builds", (unsigned long long)rep.published,
 			     (unsigned long long)rep.present, (unsigned long long)rep.incomplete);
-	else if (moved == EXTC_POOL_JOB_FAILED)
+	else if (moved != EXTC_POOL_JOB_NONE)
 		extc_info("epilog: node pool: %s", why);
 }
 
 /*
+ * The job's tree goes to the trash once no step's detached end holds it:
+ * each of those is bounded by publish_timeout twice (publish, then the
+ * pool move), plus the reaping of its children.
+ */
+static enum extc_retire_result retire_job(const struct epilog_work *w, bool *moved, char *why,
+					  size_t whylen)
+{
+	uint64_t deadline = extc_monotonic_ns() +
+			    (2ull * w->cfg.publish_timeout + RETIRE_MARGIN_S) * 1000000000ull;
+	unsigned wait_ms = 10;
+
+	for (;;) {
+		enum extc_retire_result retired = extc_tree_retire_job(&w->cfg, &w->pol, w->uid,
+								       w->jobid, moved, why, whylen);
+
+		if (retired != EXTC_RETIRE_HELD || extc_monotonic_ns() >= deadline)
+			return (retired);
+		poll(NULL, 0, (int)wait_ms);
+		wait_ms = wait_ms < 1000 ? wait_ms * 2 : 1000;
+	}
+}
+
+/*
+ * After the epilog has returned (or while it waits EXTC_HOOK_WAIT_MS for
+ * the first part): the job's builds into the pool, its tree to the trash,
+ * then the leftovers of other jobs, the pool's eviction and the emptying.
+ */
+static void epilog_now(void *arg)
+{
+	struct epilog_work *w = arg;
+	struct extc_rm_report report;
+	struct trash_job trash = { .cfg = w->cfg, .pol = w->pol };
+	char why[EXTC_WHY_MAX];
+	bool moved = false;
+	uint64_t t0;
+	enum extc_retire_result retired;
+
+	if (extc_background_cgroup_problem() != NULL)
+		extc_info("the epilog's background work: still in some of the job's cgroups (%s)",
+			  extc_background_cgroup_problem());
+	if (w->cfg.pool)
+		pool_job(w);
+	t0 = extc_monotonic_ns();
+	retired = retire_job(w, &moved, why, sizeof(why));
+	if (retired == EXTC_RETIRE_REFUSED || retired == EXTC_RETIRE_HELD) {
+		extc_error("epilog: %s", retired == EXTC_RETIRE_HELD ?
+			   "the job's directory is still held by a step's publish; a later epilog "
+			   "takes it" : why);
+	} else if (retired == EXTC_RETIRE_NO_TRASH) {
+		/* no trash to be had: remove in place */
+		extc_error("epilog: %s; removing in place", why);
+		if (extc_tree_remove_job(&w->cfg, &w->pol, w->uid, w->jobid, &report, why,
+					 sizeof(why)) < 0)
+			extc_error("epilog: %s", why);
+	} else if (moved) {
+		extc_verbose("epilog: moved the job's tree to the trash in %.3f ms",
+			     (double)(extc_monotonic_ns() - t0) / 1e6);
+	}
+	extc_background_done();
+	sweep_leftovers(&w->cfg, &w->pol);
+	empty_trash_now(&trash);
+}
+
+/*
  * The epilog removes every run of the job whatever mode was used: it
- * cannot see options given to an inner srun. Only S_JOB_UID and S_JOB_ID
- * are trusted here; nothing from the job's environment is read. It never
- * fails: a failing epilog drains the node, and what is left behind is the
- * user's own files, which the report names.
+ * cannot see options given to an inner srun. Only S_JOB_UID, S_JOB_GID and
+ * S_JOB_ID are trusted here; nothing from the job's environment is read.
+ * It never fails (a failing epilog drains the node) and never waits on
+ * the job's user for more than EXTC_HOOK_WAIT_MS: the pool move runs as
+ * the user, so it and everything after it run in a detached process.
  */
 int extc_node_job_epilog(spank_t sp, int ac, char **av)
 {
-	struct extc_config cfg;
-	struct extc_fs_policy pol;
-	struct extc_rm_report report;
-	char why[EXTC_WHY_MAX], node[EXTC_NODE_NAME_MAX + 1] = "";
-	bool moved = false;
-	uint32_t jobid;
-	enum extc_retire_result retired;
-	uid_t uid;
-	uint64_t t0;
+	static struct epilog_work w;
+	const struct extc_detach_opts opts = {
+		.name = EPILOG_WORK_NAME, .wait_ms = EXTC_HOOK_WAIT_MS, .leave_job_cgroups = true,
+	};
+	char why[EXTC_WHY_MAX];
+	enum extc_detach_result detached;
+	pid_t pid;
 
-	if (extc_config_parse(&cfg, ac, av, why, sizeof(why)) < 0) {
+	memset(&w, 0, sizeof(w));
+	if (extc_config_parse(&w.cfg, ac, av, why, sizeof(why)) < 0) {
 		extc_error("epilog: %s", why);
 		return (0);
 	}
-	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS) {
+	if (spank_get_item(sp, S_JOB_UID, &w.uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ID, &w.jobid) != ESPANK_SUCCESS) {
 		extc_error("epilog: cannot read the job's uid and id");
 		return (0);
 	}
-	extc_log_scope_job(jobid, EXTC_STEP_PENDING);
-	if (node_policy(&cfg, &pol, node, sizeof(node)) < 0)
+	w.have_gid = spank_get_item(sp, S_JOB_GID, &w.gid) == ESPANK_SUCCESS;
+	extc_log_scope_job(w.jobid, EXTC_STEP_PENDING);
+	if (node_policy(&w.cfg, &w.pol, w.node, sizeof(w.node)) < 0)
 		goto out;
-	if (cfg.pool)
-		pool_job(sp, &cfg, &pol, uid, jobid, node);
-	t0 = extc_monotonic_ns();
-	retired = extc_tree_retire_job(&cfg, &pol, uid, jobid, &moved, why, sizeof(why));
-	if (retired == EXTC_RETIRE_REFUSED) {
-		extc_error("epilog: %s", why);
-		goto out;
+	detached = extc_detach(epilog_now, &w, &opts, &pid);
+	if (detached == EXTC_DETACH_DONE) {
+		extc_debug("epilog: emptying the trash in the background (pid %d)", (int)pid);
+	} else if (detached == EXTC_DETACH_RUNNING) {
+		extc_verbose("epilog: the job's directory is not retired after %u ms; that goes on in "
+			     "the background (pid %d)", EXTC_HOOK_WAIT_MS, (int)pid);
+	} else if (detached == EXTC_DETACH_FAILED) {
+		/* no process to be had: the tree goes now, unpooled; the rest waits for a later epilog */
+		bool moved;
+
+		w.cfg.pool = false;
+		if (extc_tree_retire_job(&w.cfg, &w.pol, w.uid, w.jobid, &moved, why, sizeof(why)) ==
+		    EXTC_RETIRE_NO_TRASH)
+			extc_error("epilog: %s; the tree is left for a later epilog", why);
+		empty_trash_later(&w.cfg, &w.pol);
 	}
-	if (retired == EXTC_RETIRE_NO_TRASH) {
-		/* no trash to be had: remove in place, within the epilog */
-		extc_error("epilog: %s; removing in place", why);
-		if (extc_tree_remove_job(&cfg, &pol, uid, jobid, &report, why, sizeof(why)) < 0)
-			extc_error("epilog: %s", why);
-		goto out;
-	}
-	if (moved)
-		extc_verbose("epilog: moved the job's tree to the trash in %.3f ms",
-			     (double)(extc_monotonic_ns() - t0) / 1e6);
-	/* with a pool, every epilog is followed by an eviction pass */
-	if (sweep_leftovers(&cfg, &pol) || moved || cfg.pool)
-		empty_trash_later(&cfg, &pol);
 out:
 	extc_log_scope_clear();
 	return (0);

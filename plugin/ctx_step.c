@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: hooks run in slurmstepd, once per step per node (remote context). */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
 
+#include "background.h"
 #include "clock.h"
 #include "config.h"
 #include "ctx_step.h"
@@ -18,7 +22,11 @@
 #include "option.h"
 #include "pool_step.h"
 #include "text.h"
+#include "warm_seed.h"
 #include "warm_step.h"
+
+/* The step's detached end, as ps shows it (and the tests look for it). */
+#define EXTC_FINISHER_NAME "extc-finisher"
 
 /* Exit code of a task failed by this plugin (distinct from a shell's 1 and 2). */
 #define EXTC_TASK_FAILURE_EXIT 75	/* EX_TEMPFAIL: the cause is on the node, not in the program */
@@ -274,9 +282,6 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 	pin_flashinfer_cubins(sp, prefix, fi_base_was);
 	export_var(sp, EXTC_ENV_DIR, step.leaf_path);
 	export_var(sp, EXTC_ENV_MODE, extc_mode_name(step.choice.mode));
-	/* the first hook with the user's ids, before any task: the copy is the user's own */
-	extc_warm_step_seed(sp, &step.cfg, &step.ids, step.leaf_path);
-	extc_pool_step_seed(sp, &step.cfg, &step.ids, step.leaf_path);
 	return (0);
 }
 
@@ -347,6 +352,42 @@ static void tell_user(spank_t sp)
 		   step.fail_step ? "failing the step" : "going on without one", step.why);
 }
 
+/*
+ * Seeding happens here, in a task, as the user, before the user's program:
+ * a seed the user stops, or that hangs in the user's own filesystem, holds
+ * only the user's own tasks, never slurmstepd or a root process. The first
+ * task of the node to lock the leaf seeds it; the others wait on the lock
+ * and find the mark, so no task starts on a leaf being filled. The mark's
+ * name is one the seed ignores when it asks whether the leaf is fresh.
+ */
+static void seed_once(uint32_t stepid, bool tell)
+{
+	char mark[64];
+	size_t before = extc_warm_step_notices();
+	int fd;
+
+	if (extc_fmt(mark, sizeof(mark), "%s%u", EXTC_SEEDED_MARK_PREFIX, stepid) < 0)
+		return;
+	fd = open(step.leaf_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	if (faccessat(fd, mark, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+		int markfd;
+
+		extc_warm_step_seed(&step.cfg, &step.ids, step.leaf_path);
+		extc_pool_step_seed(&step.cfg, &step.ids, step.leaf_path);
+		markfd = openat(fd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (markfd >= 0)
+			close(markfd);
+		/* task 0 tells everything below; another task tells what its seeding found */
+		if (tell)
+			extc_warm_step_notify(before);
+	}
+	close(fd);	/* and with it the lock */
+}
+
 int extc_step_task_init(spank_t sp, int ac, char **av)
 {
 	int taskid = 0;
@@ -355,8 +396,12 @@ int extc_step_task_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_get_item(sp, S_TASK_ID, &taskid) != ESPANK_SUCCESS)
 		taskid = 0;
+	/* a leaf with nothing to seed it from is left as it is: no lock, no mark */
+	if (step.created && !step.fail_step && !step.warn_step &&
+	    (extc_warm_step_seeds() || extc_warm_step_publishes() || extc_pool_step_seeds(&step.cfg)))
+		seed_once(step.ids.stepid, taskid != 0);
 	if (taskid == 0)
-		extc_warm_step_notify();
+		extc_warm_step_notify(0);
 	if (!step.fail_step && !step.warn_step)
 		return (0);
 	if (taskid == 0)
@@ -366,31 +411,77 @@ int extc_step_task_init(spank_t sp, int ac, char **av)
 	return (0);
 }
 
-/* exit runs after the last task of the step on this node has ended. */
-int extc_step_exit(spank_t sp, int ac, char **av)
+/* A local-mode leaf goes at the end of its step; the epilog takes what is left. */
+static void remove_leaf(void)
 {
 	struct extc_rm_report report;
 	char why[EXTC_WHY_MAX], text[256];
-	uint64_t t0;
+	uint64_t t0 = extc_monotonic_ns();
+
+	if (extc_tree_remove_leaf(&step.cfg, &step.pol, &step.ids, step.choice.mode, &report, why,
+				  sizeof(why)) < 0) {
+		extc_error("removing %s: %s (the job epilog tries again)", step.leaf_path, why);
+		return;
+	}
+	extc_rm_report_text(&report, text, sizeof(text));
+	extc_verbose("removed %s: %s in %.3f ms", step.leaf_path, text,
+		     (double)(extc_monotonic_ns() - t0) / 1e6);
+}
+
+/*
+ * The step's end, in a detached process (background.h): it waits on
+ * children of the user's (publish_timeout bounds each), so it runs after
+ * exit has returned. It holds the job level and the pool key (inherited
+ * locks) until it is done, so that neither the epilog's retirement nor an
+ * eviction takes the directory or the key from under it.
+ */
+static void finish_step(void *arg)
+{
+	spank_t sp = arg;
+
+	if (extc_background_cgroup_problem() != NULL)
+		extc_info("the step's publish and pool move: still in some of the job's cgroups (%s)",
+			  extc_background_cgroup_problem());
+	extc_warm_step_publish(sp, &step.cfg, &step.ids, step.leaf_path);
+	if (step.choice.mode != EXTC_MODE_LOCAL)
+		return;
+	extc_pool_step_publish(sp, &step.cfg, &step.pol, &step.ids, step.leaf_path);
+	extc_pool_step_reset();	/* the key may be evicted from here on */
+	remove_leaf();
+}
+
+/* exit runs after the last task of the step on this node has ended. */
+int extc_step_exit(spank_t sp, int ac, char **av)
+{
+	const int keep[] = { step.hold_fd };
+	const struct extc_detach_opts opts = {
+		.name = EXTC_FINISHER_NAME, .keep = keep, .nkeep = 1, .wait_ms = EXTC_HOOK_WAIT_MS,
+		.leave_job_cgroups = true,
+	};
+	bool local = step.choice.mode == EXTC_MODE_LOCAL;
+	enum extc_detach_result detached;
+	pid_t pid;
 
 	(void)ac;
 	(void)av;
 	if (!step.created)
 		goto out;
-	/* before the leaf goes: what the step built is still there */
-	extc_warm_step_publish(sp, &step.cfg, &step.ids, step.leaf_path);
-	if (step.choice.mode != EXTC_MODE_LOCAL)
-		goto out;
-	extc_pool_step_publish(sp, &step.cfg, &step.ids, step.leaf_path);
-	t0 = extc_monotonic_ns();
-	if (extc_tree_remove_leaf(&step.cfg, &step.pol, &step.ids, step.choice.mode, &report, why,
-				  sizeof(why)) < 0) {
-		extc_error("removing %s: %s (the job epilog tries again)", step.leaf_path, why);
+	if (!extc_warm_step_publishes() && !(local && extc_pool_step_held())) {
+		if (local)
+			remove_leaf();
 		goto out;
 	}
-	extc_rm_report_text(&report, text, sizeof(text));
-	extc_verbose("removed %s: %s in %.3f ms", step.leaf_path, text,
-		     (double)(extc_monotonic_ns() - t0) / 1e6);
+	detached = extc_detach(finish_step, sp, &opts, &pid);
+	if (detached == EXTC_DETACH_RUNNING) {
+		extc_verbose("the step's builds are still being published or moved into the node pool "
+			     "after %u ms; that goes on in the background (pid %d)", EXTC_HOOK_WAIT_MS,
+			     (int)pid);
+	} else if (detached == EXTC_DETACH_FAILED) {
+		extc_error("cannot start the step's publish and pool move: nothing is published or "
+			   "pooled from this step");
+		if (local)
+			remove_leaf();
+	}
 out:
 	step_reset();
 	extc_warm_step_reset();

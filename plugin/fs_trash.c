@@ -95,7 +95,7 @@ enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_rm_report ignored;
-	struct extc_ident id;
+	struct extc_ident id, uid_id;
 	struct tree_fds t;
 	int trashfd = -1;
 	enum extc_level_result opened;
@@ -110,6 +110,17 @@ enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,
 	}
 	if (extc_ident_at(t.uid, jname, &id) < 0) {
 		rv = EXTC_RETIRE_DONE;		/* no tree for this job here */
+		goto out;
+	}
+	/* a step's detached end still reads the tree: it holds the job level shared */
+	if (extc_ident_fd(t.uid, &uid_id) < 0 ||
+	    extc_level_open(t.uid, &uid_id, jname, false, pol, t.path, sizeof(t.path), &t.job, why,
+			    whylen) != EXTC_LEVEL_FOUND) {
+		rv = EXTC_RETIRE_REFUSED;
+		goto out;
+	}
+	if (flock(t.job, LOCK_EX | LOCK_NB) < 0) {
+		rv = EXTC_RETIRE_HELD;
 		goto out;
 	}
 	if (extc_trash_open(&t, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND ||

@@ -23,12 +23,13 @@
  * Take a job's tree out of the epilog's critical path: rename it, in O(1)
  * whatever its size, into <base>[/<node>]/.trash (root-owned 0700, same
  * filesystem), then drop the user's level if empty. 'moved' says whether
- * there was a tree to move.
+ * there was a tree to move. Never while something holds the job level.
  */
 enum extc_retire_result {
 	EXTC_RETIRE_DONE,	/* moved, or nothing to move ('moved' says which) */
 	EXTC_RETIRE_NO_TRASH,	/* the trash could not be had: remove the tree in place instead */
 	EXTC_RETIRE_REFUSED,	/* the tree itself was refused ('why') */
+	EXTC_RETIRE_HELD,	/* a process holds the job level (a step's detached end): try later */
 };
 
 enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,

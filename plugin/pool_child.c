@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the node pool's work as the job's user: the key's fingerprint, the move in. */
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "as_user.h"
 #include "pool_child.h"
-#include "warm_copy.h"
 
 _Static_assert(sizeof(struct extc_pool_publish_res) <= EXTC_AS_USER_RES_MAX,
 	       "the pool's publish result must cross the helper's pipe in one write");
@@ -25,22 +22,9 @@ int extc_pool_publish_child(void *varg, void *res, size_t reslen)
 {
 	struct extc_warm_child_arg *a = varg;
 	struct extc_pool_publish_res *r = res;
-	struct extc_copy_stats st;
-	char why[EXTC_WARM_CHILD_WHY_MAX];
-	int rv, fd;
 
 	memset(r, 0, reslen);
 	a->opts.move = true;
-	rv = extc_warm_publish_child(a, &r->pub, sizeof(r->pub));
-	/* what the evictor weighs: the whole key, as a seed would copy it */
-	a->opts.max_bytes = 0;
-	fd = open(a->publish, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	memset(&st, 0, sizeof(st));
-	if (fd >= 0 && extc_warm_measure(fd, &a->opts, &st, why, sizeof(why)) == 0) {
-		r->bytes = st.bytes;
-		r->measured = 1;
-	}
-	if (fd >= 0)
-		close(fd);
-	return (rv);
+	/* what the key holds afterwards is root's to measure (extc_pool_account), never ours */
+	return (extc_warm_publish_child(a, &r->pub, sizeof(r->pub)));
 }

@@ -18,8 +18,6 @@ struct extc_pool_fp_res {
 
 struct extc_pool_publish_res {
 	struct extc_warm_publish_res pub;
-	uint64_t bytes;		/* the key directory's size after the move, as a seed would copy it */
-	int measured;		/* 0: 'bytes' is unknown */
 };
 
 /* extc_as_user functions: extc_pool_install_fp as the user; the move into a->publish and its size. */

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "warm_sweep.h"
 
 #define NOTE_MAX (EXTC_POOL_KEY_LEN + PATH_MAX + 16)
+#define NOTE_MIXED "mixed\n"	/* the job's steps held different keys */
 
 static int note_name(uint32_t jobid, char *buf, size_t len)
 {
@@ -43,11 +45,44 @@ static enum extc_level_result open_user_level(const struct extc_config *cfg,
 	return (extc_pool_open_user(p, pol, uname, create, why, whylen));
 }
 
+/*
+ * A later step of the job found the note: if its key is another (another
+ * environment or SLURM_EXT_CACHE_KEY), the job's directory holds builds
+ * of both, and none of them is pooled: the note says "mixed". Steps of
+ * the job may start at once on the node: the note is locked meanwhile.
+ */
+static int note_again(int uidfd, const char *name, const char *key, const struct extc_fs_policy *pol)
+{
+	char text[NOTE_MAX + 1];
+	struct stat sb;
+	ssize_t n;
+	int fd, rv = -1;
+
+	fd = openat(uidfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != pol->owner ||
+	    flock(fd, LOCK_EX) < 0)
+		goto out;
+	n = pread(fd, text, NOTE_MAX, 0);
+	if (n < 0)
+		goto out;
+	text[n] = '\0';
+	rv = 0;
+	if (strncmp(text, "key=", 4) == 0 && strncmp(text + 4, key, EXTC_POOL_KEY_LEN) == 0)
+		goto out;	/* the same key: nothing to change */
+	if (pwrite(fd, NOTE_MIXED, strlen(NOTE_MIXED), 0) != (ssize_t)strlen(NOTE_MIXED) ||
+	    ftruncate(fd, (off_t)strlen(NOTE_MIXED)) < 0)
+		rv = -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	return (rv);
+}
+
 int extc_pool_job_note(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 		       const struct extc_ids *ids, const char *key, const char *leaf,
 		       char *why, size_t whylen)
 {
-	char name[32], text[NOTE_MAX];
+	char name[32], draft[48], text[NOTE_MAX];
 	struct extc_pool_fds p;
 	int fd = -1, n, rv = -1;
 
@@ -55,16 +90,30 @@ int extc_pool_job_note(const struct extc_config *cfg, const struct extc_fs_polic
 		goto out;
 	note_name(ids->jobid, name, sizeof(name));
 	n = extc_fmt(text, sizeof(text), "key=%s\nleaf=%s\n", key, leaf) < 0 ? -1 : (int)strlen(text);
-	fd = openat(p.uid, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		rv = 0;		/* an earlier step of the job noted it */
-	} else if (fd < 0 || n < 0 || write(fd, text, (size_t)n) != n) {
-		extc_fmt(why, whylen, "%s/%s: cannot write: %s", p.t.path, name, strerror(errno));
-		if (fd >= 0)
-			unlinkat(p.uid, name, 0);
-	} else {
+	/*
+	 * Whole before it has its name: a step starting at the same moment
+	 * reads all of it or none. The draft's name ends like a note's, so
+	 * one a crash left behind goes with the stale notes (pool_evict.c).
+	 */
+	if (n < 0 || extc_fmt(draft, sizeof(draft), "draft%d%s", (int)getpid(),
+			      EXTC_POOL_JOB_SUFFIX) < 0)
+		goto out;
+	unlinkat(p.uid, draft, 0);
+	fd = openat(p.uid, draft, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, text, (size_t)n) != n) {
+		extc_fmt(why, whylen, "%s/%s: cannot write: %s", p.t.path, draft, strerror(errno));
+	} else if (linkat(p.uid, draft, p.uid, name, 0) == 0) {
 		rv = 0;
+	} else if (errno == EEXIST) {
+		rv = note_again(p.uid, name, key, pol);
+		if (rv < 0)
+			extc_fmt(why, whylen, "%s/%s: cannot read or update: %s", p.t.path, name,
+				 strerror(errno));
+	} else {
+		extc_fmt(why, whylen, "%s/%s: cannot write: %s", p.t.path, name, strerror(errno));
 	}
+	if (fd >= 0)
+		unlinkat(p.uid, draft, 0);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -122,7 +171,11 @@ static enum extc_pool_job_result take_note(const struct extc_config *cfg,
 	if (open_user_level(cfg, pol, uid, false, &p, why, whylen) == EXTC_LEVEL_FOUND &&
 	    read_note(p.uid, jobid, pol, text) >= 0) {
 		rv = EXTC_POOL_JOB_MOVED;
-		if (!parse_note(text, key, leaf)) {
+		if (strcmp(text, NOTE_MIXED) == 0) {
+			extc_fmt(why, whylen, "the job's steps on this node ran in different environments "
+				 "(different keys): its builds are not pooled, as none can be told apart");
+			rv = EXTC_POOL_JOB_MIXED;
+		} else if (!parse_note(text, key, leaf)) {
 			extc_fmt(why, whylen, "%s/%u%s: not a note of this plugin", p.t.path, jobid,
 				 EXTC_POOL_JOB_SUFFIX);
 			rv = EXTC_POOL_JOB_FAILED;
@@ -140,7 +193,7 @@ enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
 {
 	static struct extc_warm_child_arg a;
 	static struct extc_pool_publish_res r;
-	char key[EXTC_POOL_KEY_LEN + 1], leaf[PATH_MAX];
+	char key[EXTC_POOL_KEY_LEN + 1], leaf[PATH_MAX], sub[EXTC_WHY_MAX];
 	struct extc_ids ids = { .uid = uid, .gid = gid, .jobid = jobid };
 	struct extc_creds cr = { .uid = uid, .gid = gid };
 	struct extc_pool_hold h = { .record_fd = -1 };
@@ -164,12 +217,16 @@ enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
 		rv = EXTC_POOL_JOB_FAILED;
 	} else {
 		*rep = r.pub.rep;
-		if (r.measured)
-			extc_pool_record_size(&h, r.bytes);
 		if (rep->failed > 0) {
 			extc_fmt(why, whylen, "%s", r.pub.why);
 			rv = EXTC_POOL_JOB_FAILED;
 		}
+	}
+	/* whatever moved, root measures what the key holds now (the user's numbers are never asked) */
+	if (extc_pool_account(&h, cfg, pol, sub, sizeof(sub)) != EXTC_POOL_ACCOUNTED &&
+	    rv != EXTC_POOL_JOB_FAILED) {
+		extc_fmt(why, whylen, "key %s: %s", key, sub);
+		rv = EXTC_POOL_JOB_FAILED;
 	}
 	extc_pool_release(&h);
 	return (rv);

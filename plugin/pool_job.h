@@ -17,8 +17,11 @@
 
 /*
  * init_post_opt of a job-mode step, as root: note, beside the user's keys,
- * <jobid>.job (root 0600) naming the key and the job's directory. The
- * first step's note stays. 0, or -1 and 'why'.
+ * <jobid>.job (root 0600) naming the key and the job's directory. A later
+ * step with the same key leaves it; one with another key marks it mixed,
+ * and then none of the job's builds is pooled: job mode shares one
+ * directory among the job's steps, so a build cannot be told apart from
+ * those of another environment. 0, or -1 and 'why'.
  */
 int extc_pool_job_note(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 		       const struct extc_ids *ids, const char *key, const char *leaf,
@@ -28,6 +31,7 @@ enum extc_pool_job_result {
 	EXTC_POOL_JOB_NONE,	/* no step of the job held a key on this node */
 	EXTC_POOL_JOB_MOVED,	/* 'rep' says what moved into the key */
 	EXTC_POOL_JOB_FAILED,	/* 'why' says why; the job's directory goes to the trash as always */
+	EXTC_POOL_JOB_MIXED,	/* the job's steps held different keys: nothing pooled ('why') */
 };
 
 /*

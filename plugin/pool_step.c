@@ -21,7 +21,12 @@
 #include "warm_sweep.h"
 
 #define POOL_VALUE_MAX 4096
-#define POOL_FP_TIMEOUT_MS 10000	/* a few stat calls; more means a hung filesystem on PATH */
+/*
+ * A few stat calls, by a child the user can stop, in init_post_opt: with
+ * the kill and reap after it (at most 2 s, as_user.c) this stays within
+ * the 5 s a hook may wait on the user. More means a hung filesystem on PATH.
+ */
+#define POOL_FP_TIMEOUT_MS 2000
 #define POOL_VALUE_TOO_LONG "\001longer than 4095 bytes"
 
 static struct {
@@ -126,8 +131,9 @@ void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct
 	pool.held = held == EXTC_POOL_HELD;
 	if (!pool.held)
 		return;
-	extc_verbose("node pool: key %s (%s)", pool.key,
-		     pool.from_user_key ? "from " EXTC_ENV_KEY : "derived from the environment");
+	extc_verbose("node pool: key %s (%s)%s", pool.key,
+		     pool.from_user_key ? "from " EXTC_ENV_KEY : "derived from the environment",
+		     pool.hold.bytes == 0 ? ": it holds nothing yet, this step starts cold" : "");
 	/* a job-mode directory outlives the step: the epilog moves its builds in */
 	if (job_mode && extc_pool_job_note(cfg, pol, ids, pool.key, leaf_path, why, sizeof(why)) < 0)
 		extc_error("node pool: %s; this job's builds will not be pooled", why);
@@ -157,25 +163,29 @@ static enum extc_as_user_result run_as_user(spank_t sp, const struct extc_ids *i
 			     sizeof(child.res), child.why, sizeof(child.why)));
 }
 
-void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+bool extc_pool_step_held(void)
+{
+	return (pool.held);
+}
+
+bool extc_pool_step_seeds(const struct extc_config *cfg)
+{
+	/* root's record says whether the key holds anything: no look at an empty one */
+	return (pool.held && !extc_warm_step_seeds() && cfg->seed_max > 0 && pool.hold.bytes > 0);
+}
+
+void extc_pool_step_seed(const struct extc_config *cfg, const struct extc_ids *ids,
 			 const char *leaf_path)
 {
 	const struct extc_warm_seed_res *r = &child.res.seed;
 	char size[64];
 
-	if (!pool.held || extc_warm_step_seeds() || cfg->seed_max == 0)
+	if (!extc_pool_step_seeds(cfg))
 		return;
-	/* root's record says so: no child to fork for a key that holds nothing */
-	if (pool.hold.bytes == 0) {
-		extc_verbose("node pool: key %s holds nothing yet: this step starts cold", pool.key);
-		return;
-	}
 	extc_warm_step_arg(&child.arg, cfg, ids, leaf_path, cfg->seed_timeout, pool.key);
 	child.arg.seed = pool.hold.dir;
-	if (run_as_user(sp, ids, extc_warm_seed_child, cfg->seed_timeout) == EXTC_AS_USER_FAILED) {
-		extc_info("node pool: not seeded: %s", child.why);
-		return;
-	}
+	/* in the task, as the user: what waits on it is the user's own */
+	extc_warm_seed_child(&child.arg, &child.res, sizeof(child.res));
 	extc_warm_size_text(r->st.bytes, size, sizeof(size));
 	if (r->seed == EXTC_SEED_DONE)
 		extc_verbose("node pool: seeded %s from key %s: %llu files, %s in %.3f s", leaf_path,
@@ -184,7 +194,26 @@ void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 		extc_info("node pool: not seeded, the step starts cold: %s", r->seed_why);
 }
 
-void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+/* Root's record of what the key holds now (the user's child moved; root measures). */
+static void account(const struct extc_config *cfg, const struct extc_fs_policy *pol, char *size,
+		    size_t sizelen)
+{
+	char why[EXTC_WHY_MAX];
+	enum extc_pool_account_result acc = extc_pool_account(&pool.hold, cfg, pol, why, sizeof(why));
+
+	if (acc == EXTC_POOL_ACCOUNTED)
+		extc_warm_size_text(pool.hold.bytes, size, sizelen);
+	else
+		extc_fmt(size, sizelen, "an unknown size");
+	if (acc == EXTC_POOL_ACCOUNT_UNMEASURABLE)
+		extc_info("node pool: key %s cannot be measured (%s): it goes at the next eviction",
+			  pool.key, why);
+	else if (acc == EXTC_POOL_ACCOUNT_FAILED)
+		extc_info("node pool: cannot record what key %s holds: %s", pool.key, why);
+}
+
+void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg,
+			    const struct extc_fs_policy *pol, const struct extc_ids *ids,
 			    const char *leaf_path)
 {
 	const struct extc_pool_publish_res *r = &child.res.publish;
@@ -201,13 +230,12 @@ void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	ret = run_as_user(sp, ids, extc_pool_publish_child, cfg->publish_timeout);
 	if (ret == EXTC_AS_USER_FAILED) {
 		extc_info("node pool: nothing moved in: %s", child.why);
+		account(cfg, pol, size, sizeof(size));
 		return;
 	}
 	if (ret == EXTC_AS_USER_FN_FAILED)
 		extc_info("node pool: not everything moved in: %s", r->pub.why);
-	if (r->measured && extc_pool_record_size(&pool.hold, r->bytes) < 0)
-		extc_info("node pool: cannot record the size of key %s", pool.key);
-	extc_warm_size_text(r->bytes, size, sizeof(size));
+	account(cfg, pol, size, sizeof(size));
 	extc_verbose("node pool: moved %llu entries into key %s, kept %llu already there (a "
 		     "directory merged into one counts by what it holds), left out %llu "
 		     "incomplete builds, %llu failed%s%s; it holds %s",

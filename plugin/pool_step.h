@@ -17,12 +17,26 @@
 void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct extc_fs_policy *pol,
 			 const struct extc_ids *ids, bool job_mode, const char *leaf_path);
 
-/* user_init: fill the fresh leaf from the key's builds, as the user (unless a seed was named). */
-void extc_pool_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+/* Does this step hold a key of the node pool? */
+bool extc_pool_step_held(void);
+
+/* Will extc_pool_step_seed copy anything (a held key that holds something, no seed named)? */
+bool extc_pool_step_seeds(const struct extc_config *cfg);
+
+/*
+ * task_init, in the task, as the user: fill the fresh leaf from the key's
+ * builds (unless a seed was named).
+ */
+void extc_pool_step_seed(const struct extc_config *cfg, const struct extc_ids *ids,
 			 const char *leaf_path);
 
-/* exit, as root, before a local-mode leaf goes: move its completed builds into the key. */
-void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+/*
+ * exit's detached work, as root, before a local-mode leaf goes: move its
+ * completed builds into the key (in a child, as the user, bounded by
+ * publish_timeout), then record what the key holds.
+ */
+void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg,
+			    const struct extc_fs_policy *pol, const struct extc_ids *ids,
 			    const char *leaf_path);
 
 /* Let the key go; forget the step. */

@@ -48,7 +48,8 @@ static int leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen)
 		return (-1);
 	}
 	while (*fresh && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    !extc_has_prefix(de->d_name, EXTC_SEEDED_MARK_PREFIX))
 			*fresh = dir_is_empty(leaffd, de->d_name);
 	}
 	closedir(d);

@@ -7,6 +7,12 @@
 
 #include "warm_copy.h"
 
+/*
+ * <leaf>/.ext-cache-seeded.<step>: a step's tasks have seeded the leaf
+ * (ctx_step.c). Not content: a leaf holding only these is still fresh.
+ */
+#define EXTC_SEEDED_MARK_PREFIX ".ext-cache-seeded."
+
 enum extc_seed_result {
 	EXTC_SEED_DONE,		/* the leaf holds the seed's tree */
 	EXTC_SEED_NOT_FRESH,	/* the leaf already held files (an earlier step of a job-mode job) */

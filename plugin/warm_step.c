@@ -45,7 +45,6 @@ static struct {
 	enum source publish_from;
 	char key[EXTC_WARM_KEY_MAX + 1];
 	char node[EXTC_NODE_NAME_MAX + 1];
-	bool publish_refused;		/* user_init found it unusable: nothing to try at exit */
 	char notices[NOTICES_MAX][700];	/* told to the user by task 0 of each node */
 	size_t nnotices;
 } warm;
@@ -241,7 +240,7 @@ static void fill_arg(struct extc_warm_child_arg *a, const struct extc_config *cf
 {
 	extc_warm_step_arg(a, cfg, ids, leaf, timeout_s, warm.key);
 	a->seed = warm.seed[0] ? warm.seed : NULL;
-	a->publish = warm.publish[0] && !warm.publish_refused ? warm.publish : NULL;
+	a->publish = warm.publish[0] ? warm.publish : NULL;
 }
 
 bool extc_warm_step_creds(spank_t sp, const struct extc_ids *ids, struct extc_creds *cr)
@@ -261,33 +260,27 @@ bool extc_warm_step_creds(spank_t sp, const struct extc_ids *ids, struct extc_cr
 	return (cr->groups != NULL);
 }
 
-void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+/*
+ * In the task, as the user, before the user's program: a stuck seed holds
+ * the user's own tasks only (ctx_step.c makes one task of the node seed
+ * and the others wait for it).
+ */
+void extc_warm_step_seed(const struct extc_config *cfg, const struct extc_ids *ids,
 			 const char *leaf_path)
 {
 	static struct extc_warm_child_arg a;
 	static struct extc_warm_seed_res r;
-	struct extc_creds cr;
-	char why[EXTC_WHY_MAX], buf[96];
-	enum extc_as_user_result ret;
+	char buf[96];
 
 	if (warm.seed[0] == '\0' && warm.publish[0] == '\0')
 		return;
-	/* user_init runs with the user's effective ids; anything else would copy as root */
+	/* the task runs as the user here; anything else would copy as root */
 	if (geteuid() == 0) {
-		extc_error("user_init runs as root here: not seeding or checking a cache as root");
-		warm.publish_refused = true;
+		extc_error("the task runs as root here: not seeding or checking a cache as root");
 		return;
 	}
-	extc_warm_step_creds(sp, ids, &cr);
 	fill_arg(&a, cfg, ids, leaf_path, cfg->seed_timeout);
-	ret = extc_as_user(&cr, (uint64_t)cfg->seed_timeout * 1000, extc_warm_seed_child, &a, &r,
-			   sizeof(r), why, sizeof(why));
-	if (ret == EXTC_AS_USER_FAILED) {
-		if (warm.seed[0])
-			notice("%s=%s: not seeded: %s", seed_from(), shown(warm.seed, buf, sizeof(buf)),
-			       why);
-		return;
-	}
+	extc_warm_seed_child(&a, &r, sizeof(r));
 	if (warm.seed[0] != '\0') {
 		char size[64];
 
@@ -310,11 +303,9 @@ void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct
 			notice("%s=%s: not seeded, the step goes on with an empty cache: %s",
 			       seed_from(), buf, r.seed_why);
 	}
-	if (warm.publish[0] != '\0' && r.publish_rc < 0) {
-		warm.publish_refused = true;
+	if (warm.publish[0] != '\0' && r.publish_rc < 0)
 		notice("%s=%s: nothing will be published: %s", publish_from(),
 		       shown(warm.publish, buf, sizeof(buf)), r.publish_why);
-	}
 }
 
 static const char *abandoned_text(uint64_t n, char *buf, size_t len)
@@ -336,7 +327,7 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 	struct timespec now;
 	enum extc_as_user_result ret;
 
-	if (warm.publish[0] == '\0' || warm.publish_refused)
+	if (warm.publish[0] == '\0')
 		return;
 	if (!extc_warm_step_creds(sp, ids, &cr))
 		extc_verbose("the job's supplementary groups are unknown: publishing with its group only");
@@ -370,10 +361,20 @@ bool extc_warm_step_seeds(void)
 	return (warm.seed[0] != '\0');
 }
 
-void extc_warm_step_notify(void)
+bool extc_warm_step_publishes(void)
+{
+	return (warm.publish[0] != '\0');
+}
+
+size_t extc_warm_step_notices(void)
+{
+	return (warm.nnotices);
+}
+
+void extc_warm_step_notify(size_t first)
 {
 	size_t i;
 
-	for (i = 0; i < warm.nnotices; i++)
+	for (i = first; i < warm.nnotices; i++)
 		extc_error("%s", warm.notices[i]);
 }

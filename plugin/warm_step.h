@@ -4,6 +4,7 @@
 #define EXTC_WARM_STEP_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <slurm/spank.h>
 
@@ -24,16 +25,25 @@ void extc_warm_step_reset(void);
 void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
 			    bool has_dir);
 
-/* user_init, with the user's effective ids: seed the fresh leaf, check the publish directory. */
-void extc_warm_step_seed(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
+/*
+ * task_init, in the task, as the user: seed the fresh leaf, check the
+ * publish directory. What the user must hear is kept as notices.
+ */
+void extc_warm_step_seed(const struct extc_config *cfg, const struct extc_ids *ids,
 			 const char *leaf_path);
 
-/* exit, as root, before the leaf goes: publish the completed builds (in a child, as the user). */
+/*
+ * exit's detached work, as root, before the leaf goes: publish the
+ * completed builds (in a child, as the user, bounded by publish_timeout).
+ */
 void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const struct extc_ids *ids,
 			    const char *leaf_path);
 
 /* Does this step seed from a directory the user (or the admin's seed=) named? */
 bool extc_warm_step_seeds(void);
+
+/* Does this step publish to a directory the user named? */
+bool extc_warm_step_publishes(void);
 
 /* This node's name for manifests and stage names (resolved once per step). */
 const char *extc_warm_step_node(spank_t sp);
@@ -46,7 +56,10 @@ void extc_warm_step_arg(struct extc_warm_child_arg *a, const struct extc_config 
 			const struct extc_ids *ids, const char *leaf, uint32_t timeout_s,
 			const char *key);
 
-/* task_init of local task 0: what the user must hear about seeding and publishing. */
-void extc_warm_step_notify(void);
+/* How many notices there are so far (the seeding task tells the user only its own). */
+size_t extc_warm_step_notices(void);
+
+/* task_init: tell the user notices 'first' and later (local task 0 tells them all). */
+void extc_warm_step_notify(size_t first);
 
 #endif /* EXTC_WARM_STEP_H_ */

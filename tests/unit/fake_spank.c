@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -26,13 +29,34 @@ static struct {
 	size_t noptions;
 	gid_t groups[4];
 	int ngroups;
-	char log[LOG_MAX][1200];
-	size_t nlog;
 	slurm_job_info_t jobs[16];	/* what the fake controller knows */
 	size_t njobs;
 	int ctl_errno;			/* its error for an unknown job (0: invalid job id) */
 	enum fake_ctl_fault ctl_fault;
 } fake;
+
+/*
+ * The log lines, shared with every process forked after the first reset:
+ * a task (forked by the tests as slurmstepd forks one) and the detached
+ * work of exit and the epilog log from processes of their own.
+ */
+struct shared_log {
+	size_t nlog;
+	char line[LOG_MAX][1200];
+};
+static struct shared_log *shared;
+
+static void shared_log_init(void)
+{
+	void *p;
+
+	if (shared != NULL)
+		return;
+	p = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		abort();
+	shared = p;
+}
 
 void fake_set_context(spank_context_t ctx)
 {
@@ -51,7 +75,10 @@ void fake_reset(spank_context_t ctx, const struct fake_job *job)
 	fake.job = *job;
 	fake.noptions = 0;
 	fake.ngroups = -1;
-	fake.nlog = 0;
+	shared_log_init();
+	shared->nlog = 0;
+	/* what the hooks detach is reparented here, to be waited for (fake_wait_background) */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	fake.njobs = 0;
 	fake.ctl_errno = 0;
 	fake.ctl_fault = FAKE_CTL_ANSWERS;
@@ -120,18 +147,37 @@ static void capture(const char *level, const char *fmt, va_list ap)
 {
 	char line[1024];
 
+	size_t i;
+
 	vsnprintf(line, sizeof(line), fmt, ap);
-	if (fake.nlog < LOG_MAX)
-		snprintf(fake.log[fake.nlog++], sizeof(fake.log[0]), "%s: %s", level, line);
+	shared_log_init();
+	i = __atomic_fetch_add(&shared->nlog, 1, __ATOMIC_SEQ_CST);
+	if (i < LOG_MAX)
+		snprintf(shared->line[i], sizeof(shared->line[0]), "%s: %s", level, line);
+}
+
+static size_t log_count(void)
+{
+	size_t n = shared == NULL ? 0 : __atomic_load_n(&shared->nlog, __ATOMIC_SEQ_CST);
+
+	return (n < LOG_MAX ? n : LOG_MAX);
+}
+
+void fake_wait_background(void)
+{
+	int status;
+
+	while (waitpid(-1, &status, 0) > 0 || errno == EINTR)
+		;
 }
 
 bool fake_log_has(const char *level, const char *needle)
 {
-	size_t i, len = strlen(level);
+	size_t i, len = strlen(level), n = log_count();
 
-	for (i = 0; i < fake.nlog; i++) {
-		if (strncmp(fake.log[i], level, len) == 0 && fake.log[i][len] == ':' &&
-		    strstr(fake.log[i] + len, needle) != NULL)
+	for (i = 0; i < n; i++) {
+		if (strncmp(shared->line[i], level, len) == 0 && shared->line[i][len] == ':' &&
+		    strstr(shared->line[i] + len, needle) != NULL)
 			return (true);
 	}
 	return (false);
@@ -139,10 +185,10 @@ bool fake_log_has(const char *level, const char *needle)
 
 void fake_log_dump(void)
 {
-	size_t i;
+	size_t i, n = log_count();
 
-	for (i = 0; i < fake.nlog; i++)
-		fprintf(stderr, "  log %s\n", fake.log[i]);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "  log %s\n", shared->line[i]);
 }
 
 /* ---- the Slurm side ---------------------------------------------------- */

@@ -48,6 +48,12 @@ void fake_ctl_set_fault(enum fake_ctl_fault fault);
 
 /* Captured log: does any line at 'level' ("error", "info", "verbose", "debug") contain 'needle'? */
 bool fake_log_has(const char *level, const char *needle);
+
+/*
+ * Wait until every process the hooks detached has ended (they are
+ * reparented to the test, a child subreaper since fake_reset).
+ */
+void fake_wait_background(void);
 void fake_log_dump(void);
 
 #endif /* EXTC_FAKE_SPANK_H_ */

@@ -12,13 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "ctl_query.h"
 #include "fake_spank.h"
 #include "fsfixture.h"
 #include "option.h"
@@ -112,14 +115,47 @@ static int count_entries(const char *path)
  * task_init runs in the task's own process, as in slurmstepd: a task the
  * plugin fails exits there (status 75), which this reports as -1.
  */
+/*
+ * exit and the job epilog hand their slow work to a detached process
+ * (background.h); the test goes on once it has ended, as a later step or
+ * epilog on a real node finds it done (or still holding what it holds).
+ */
+static int exit_and_wait(spank_t sp, int ac, char **av)
+{
+	int rc = slurm_spank_exit(sp, ac, av);
+
+	fake_wait_background();
+	return (rc);
+}
+
+static int epilog_and_wait(spank_t sp, int ac, char **av)
+{
+	int rc = slurm_spank_job_epilog(sp, ac, av);
+
+	fake_wait_background();
+	return (rc);
+}
+
+/* Like slurmstepd, the task drops to the job's ids before task_init. */
+static void become_job_user(void)
+{
+	gid_t groups[1] = { JOB_GID };
+
+	if (setgroups(1, groups) < 0 || setresgid(JOB_GID, JOB_GID, JOB_GID) < 0 ||
+	    setresuid(JOB_UID, JOB_UID, JOB_UID) < 0)
+		_exit(3);
+}
+
 static int run_task_init(int ac, char **av)
 {
 	int status;
 	pid_t pid = fork();
 
 	assert_true(pid >= 0);
-	if (pid == 0)
+	if (pid == 0) {
+		become_job_user();
 		_exit(slurm_spank_task_init(NULL, ac, av) == 0 ? 0 : 1);
+	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	if (WEXITSTATUS(status) == 75)
@@ -140,14 +176,14 @@ static int run_step(int ac, char **av, const char *option, int *exit_rc)
 	assert_int_equal(slurm_spank_user_init(NULL, ac, av), 0);
 	rc = run_task_init(ac, av);
 	if (exit_rc != NULL)
-		*exit_rc = slurm_spank_exit(NULL, ac, av);
+		*exit_rc = exit_and_wait(NULL, ac, av);
 	return (rc);
 }
 
 static void run_epilog(int ac, char **av)
 {
 	fake_set_context(S_CTX_JOB_SCRIPT);
-	assert_int_equal(slurm_spank_job_epilog(NULL, ac, av), 0);
+	assert_int_equal(epilog_and_wait(NULL, ac, av), 0);
 	fake_set_context(S_CTX_REMOTE);
 }
 
@@ -182,7 +218,7 @@ static void test_local_step_full_lifecycle(void **state)
 	assert_string_equal(fake_env_get("NUMBA_CACHE_DIR"), expect);
 
 	assert_int_equal(slurm_spank_task_init(NULL, 1, av), 0);
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 	assert_false(exists("%s", leaf));
 	assert_true(exists("%s/%d/77", base, JOB_UID));
 
@@ -212,7 +248,7 @@ static void test_job_mode_shared_by_steps_until_epilog(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(fchown(fd, JOB_UID, JOB_GID), 0);
 	close(fd);
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 	assert_true(exists("%s", marker));
 
 	job.stepid = 1;
@@ -220,7 +256,7 @@ static void test_job_mode_shared_by_steps_until_epilog(void **state)
 	assert_int_equal(run_step(1, av, "job", NULL), 0);
 	assert_string_equal(fake_env_get("SLURM_EXT_CACHE_MODE"), "job");
 	assert_true(exists("%s", marker));
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 
 	run_epilog(1, av);
 	assert_false(exists("%s/%d/77", base, JOB_UID));
@@ -271,7 +307,7 @@ static void test_user_values_kept_or_replaced(void **state)
 	/* a value the plugin set in the enclosing batch step is always replaced */
 	snprintf(expect, sizeof(expect), "%s/%d/77/0/triton", base, JOB_UID);
 	assert_string_equal(fake_env_get("TRITON_CACHE_DIR"), expect);
-	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 
 	/* the user asked for a mode: the user's value is replaced, with a log line */
 	fake_reset(S_CTX_REMOTE, &step0);
@@ -280,7 +316,7 @@ static void test_user_values_kept_or_replaced(void **state)
 	snprintf(expect, sizeof(expect), "%s/%d/77/0/torch_extensions", base, JOB_UID);
 	assert_string_equal(fake_env_get("TORCH_EXTENSIONS_DIR"), expect);
 	assert_true(fake_log_has("verbose", "TORCH_EXTENSIONS_DIR: replaced"));
-	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 	run_epilog(2, av);
 }
 
@@ -303,7 +339,7 @@ static void test_flashinfer_cubin_store_stays_put(void **state)
 	assert_string_equal(fake_env_get("FLASHINFER_WORKSPACE_BASE"), expect);
 	assert_string_equal(fake_env_get("FLASHINFER_CUBIN_DIR"), "/home/u/.cache/flashinfer/cubins");
 	assert_true(fake_log_has("verbose", "FLASHINFER_CUBIN_DIR=/home/u/.cache/flashinfer/cubins"));
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 
 	/* the user's own base, replaced because the user asked: the store under it */
 	fake_reset(S_CTX_REMOTE, &step0);
@@ -312,7 +348,7 @@ static void test_flashinfer_cubin_store_stays_put(void **state)
 	assert_int_equal(run_step(1, av, "local", NULL), 0);
 	assert_string_equal(fake_env_get("FLASHINFER_WORKSPACE_BASE"), expect);
 	assert_string_equal(fake_env_get("FLASHINFER_CUBIN_DIR"), "/scratch/u/fi/.cache/flashinfer/cubins");
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 
 	/* the user's own FLASHINFER_CUBIN_DIR is kept as it is */
 	fake_reset(S_CTX_REMOTE, &step0);
@@ -321,7 +357,7 @@ static void test_flashinfer_cubin_store_stays_put(void **state)
 	assert_int_equal(run_step(1, av, "local", NULL), 0);
 	assert_string_equal(fake_env_get("FLASHINFER_CUBIN_DIR"), "/opt/fi-cubins");
 	assert_true(fake_log_has("verbose", "FLASHINFER_CUBIN_DIR: kept"));
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 
 	/* a vars= list without FlashInfer moves nothing of FlashInfer's */
 	fake_reset(S_CTX_REMOTE, &step0);
@@ -329,14 +365,14 @@ static void test_flashinfer_cubin_store_stays_put(void **state)
 	assert_int_equal(run_step(2, av_vars, "local", NULL), 0);
 	assert_null(fake_env_get("FLASHINFER_WORKSPACE_BASE"));
 	assert_null(fake_env_get("FLASHINFER_CUBIN_DIR"));
-	assert_int_equal(slurm_spank_exit(NULL, 2, av_vars), 0);
+	assert_int_equal(exit_and_wait(NULL, 2, av_vars), 0);
 
 	/* no HOME and no password entry for the uid: nothing to point at, and said so */
 	fake_reset(S_CTX_REMOTE, &step0);
 	assert_int_equal(run_step(1, av, "local", NULL), 0);
 	assert_null(fake_env_get("FLASHINFER_CUBIN_DIR"));
 	assert_true(fake_log_has("info", "FLASHINFER_CUBIN_DIR: not set"));
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 	run_epilog(1, av);
 }
 
@@ -352,13 +388,13 @@ static void test_bad_remote_option_fails_tasks_not_hooks(void **state)
 	assert_true(fake_log_has("error", "local, job, off"));
 	assert_null(fake_env_get("SLURM_EXT_CACHE_DIR"));
 	assert_false(exists("%s/%d", base, JOB_UID));
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 
 	fake_reset(S_CTX_REMOTE, &step0);
 	fake_env_set("SLURM_EXT_CACHE", "../../etc");
 	assert_int_equal(run_step(1, av, NULL, NULL), -1);
 	assert_true(fake_log_has("error", "SLURM_EXT_CACHE=../../etc"));
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 }
 
 static void test_squatted_base_fails_or_warns(void **state)
@@ -376,14 +412,14 @@ static void test_squatted_base_fails_or_warns(void **state)
 	assert_int_equal(run_step(1, av, "local", NULL), -1);
 	assert_true(fake_log_has("error", "refusing"));
 	assert_null(fake_env_get("TORCH_EXTENSIONS_DIR"));
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 
 	/* only the admin default: the step goes on without a cache */
 	fake_reset(S_CTX_REMOTE, &step0);
 	assert_int_equal(run_step(2, av_default, NULL, NULL), 0);
 	assert_true(fake_log_has("error", "going on without"));
 	assert_null(fake_env_get("TORCH_EXTENSIONS_DIR"));
-	assert_int_equal(slurm_spank_exit(NULL, 2, av_default), 0);
+	assert_int_equal(exit_and_wait(NULL, 2, av_default), 0);
 
 	assert_dir(base, JOB_UID, JOB_GID, 0777);
 	assert_false(exists("%s/%d", base, JOB_UID));
@@ -404,11 +440,11 @@ static void test_on_error_overrides(void **state)
 	fake_reset(S_CTX_REMOTE, &step0);
 	assert_int_equal(run_step(2, av_warn, "local", NULL), 0);
 	assert_true(fake_log_has("error", "not a directory"));
-	assert_int_equal(slurm_spank_exit(NULL, 2, av_warn), 0);
+	assert_int_equal(exit_and_wait(NULL, 2, av_warn), 0);
 
 	fake_reset(S_CTX_REMOTE, &step0);
 	assert_int_equal(run_step(3, av_fail, NULL, NULL), -1);
-	assert_int_equal(slurm_spank_exit(NULL, 3, av_fail), 0);
+	assert_int_equal(exit_and_wait(NULL, 3, av_fail), 0);
 	assert_int_equal(unlink(base), 0);
 }
 
@@ -423,13 +459,13 @@ static void test_special_steps(void **state)
 	assert_int_equal(run_step(2, av, NULL, NULL), 0);
 	assert_false(exists("%s/%d", base, JOB_UID));
 	assert_null(fake_env_get("SLURM_EXT_CACHE_DIR"));
-	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 
 	job.stepid = 0xfffffffb;	/* batch */
 	fake_reset(S_CTX_REMOTE, &job);
 	assert_int_equal(run_step(2, av, NULL, NULL), 0);
 	assert_true(exists("%s/%d/77/batch", base, JOB_UID));
-	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 	assert_false(exists("%s/%d/77/batch", base, JOB_UID));
 	assert_true(exists("%s/%d/77", base, JOB_UID));
 
@@ -440,7 +476,7 @@ static void test_special_steps(void **state)
 	fake_ctl_set_job(77, JOB_RUNNING);	/* so the root job's epilog sweep keeps 77 */
 	assert_int_equal(run_step(2, av, NULL, NULL), 0);
 	assert_false(exists("%s/0", base));
-	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 	run_epilog(2, av);
 	assert_true(exists("%s/%d/77", base, JOB_UID));
 
@@ -710,7 +746,15 @@ static void test_seed_and_publish_lifecycle(void **state)
 	assert_int_equal(setegid(0), 0);
 	assert_int_equal(setgroups(0, NULL), 0);
 
+	/* user_init no longer seeds: nothing of the user's waits in a slurmstepd hook */
 	snprintf(path, sizeof(path), "%s/%d/77/0/torch_extensions/ext/ext.so", base, JOB_UID);
+	assert_false(exists("%s", path));
+	/* the first task seeds, as the user; the second finds the mark and waits for nothing */
+	assert_int_equal(run_task_init(1, av), 0);
+	assert_true(exists("%s", path));
+	assert_true(fake_log_has("verbose", "seeded "));
+	assert_true(exists("%s/%d/77/0/.ext-cache-seeded.0", base, JOB_UID));
+	assert_int_equal(run_task_init(1, av), 0);
 	assert_true(exists("%s", path));
 	{
 		struct stat sb;
@@ -726,8 +770,7 @@ static void test_seed_and_publish_lifecycle(void **state)
 				       "ELF\n", 0644), 0);
 	snprintf(dir, sizeof(dir), "%s/%d/77/0", base, JOB_UID);
 	assert_int_equal(fsfx_chown_tree(dir, JOB_UID, JOB_GID), 0);
-	assert_int_equal(run_task_init(1, av), 0);
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 	if (!fake_log_has("verbose", "published to"))
 		fake_log_dump();
 	assert_true(fake_log_has("verbose", "2 new entries"));
@@ -760,7 +803,7 @@ static void test_seed_without_directory_is_ignored_with_a_message(void **state)
 	assert_int_equal(slurm_spank_task_init(NULL, 1, av), 0);
 	assert_true(fake_log_has("error", "--ext-cache-seed=/scratch/seed: ignored: this step has no "
 				 "private cache directory"));
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 }
 
 static void test_epilog_removes_its_job_and_leaves_others(void **state)
@@ -781,19 +824,32 @@ static void test_epilog_removes_its_job_and_leaves_others(void **state)
 
 	job = step0;
 	fake_reset(S_CTX_JOB_SCRIPT, &job);
-	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
+	assert_int_equal(epilog_and_wait(NULL, 2, av), 0);
 	assert_false(exists("%s/%d/77", base, JOB_UID));
 	assert_true(exists("%s/%d/78/job", base, JOB_UID));
 
+	/* the step of 78 ends (it held its job level), then its epilog takes the rest */
+	fake_set_context(S_CTX_REMOTE);
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 	job.jobid = 78;
 	fake_reset(S_CTX_JOB_SCRIPT, &job);
-	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
+	assert_int_equal(epilog_and_wait(NULL, 2, av), 0);
 	assert_false(exists("%s/%d", base, JOB_UID));
 
 	/* a bad argument in the epilog is logged, never returned: that would drain the node */
 	char *bad[] = { "base=nope" };
-	assert_int_equal(slurm_spank_job_epilog(NULL, 1, bad), 0);
+	assert_int_equal(epilog_and_wait(NULL, 1, bad), 0);
 	assert_true(fake_log_has("error", "base=nope"));
+}
+
+/* The node's last questions to slurmctld were asked long enough ago (fs_stamp.h's stamp, aged). */
+static void sweep_interval_passes(void)
+{
+	char path[PATH_MAX], text[32];
+
+	snprintf(path, sizeof(path), "%s/.trash", base);
+	snprintf(text, sizeof(text), "%lld", (long long)time(NULL) - EXTC_CTL_SWEEP_INTERVAL_S - 1);
+	assert_int_equal(setxattr(path, "trusted.ext-cache.sweep", text, strlen(text), 0), 0);
 }
 
 static void test_epilog_sweeps_leftovers_of_ended_jobs_only(void **state)
@@ -820,29 +876,37 @@ static void test_epilog_sweeps_leftovers_of_ended_jobs_only(void **state)
 	job.jobid = 93;
 	fake_reset(S_CTX_JOB_SCRIPT, &job);
 	fake_ctl_set_job(91, JOB_RUNNING);
-	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
+	assert_int_equal(epilog_and_wait(NULL, 2, av), 0);
 	assert_false(exists("%s/%d/90", base, JOB_UID));
 	assert_true(exists("%s/%d/91/job", base, JOB_UID));
 	assert_true(exists("%s/%d/92/job", base, JOB_UID));
 	assert_true(fake_log_has("info", "ended job(s) whose epilog never ran"));
 
-	/* a job the controller reports over, but still completing here, is its own epilog's */
-	fake_reset(S_CTX_JOB_SCRIPT, &job);
-	fake_ctl_set_job(91, JOB_COMPLETE | JOB_COMPLETING);
-	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
-	assert_true(exists("%s/%d/91/job", base, JOB_UID));
+	/* E3.8: within the interval, another sweep asks nothing, whatever is left behind */
 	fake_reset(S_CTX_JOB_SCRIPT, &job);
 	fake_ctl_set_job(91, JOB_COMPLETE);
-	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
+	assert_int_equal(epilog_and_wait(NULL, 2, av), 0);
+	assert_true(exists("%s/%d/91/job", base, JOB_UID));
+
+	/* a job the controller reports over, but still completing here, is its own epilog's */
+	sweep_interval_passes();
+	fake_reset(S_CTX_JOB_SCRIPT, &job);
+	fake_ctl_set_job(91, JOB_COMPLETE | JOB_COMPLETING);
+	assert_int_equal(epilog_and_wait(NULL, 2, av), 0);
+	assert_true(exists("%s/%d/91/job", base, JOB_UID));
+	sweep_interval_passes();
+	fake_reset(S_CTX_JOB_SCRIPT, &job);
+	fake_ctl_set_job(91, JOB_COMPLETE);
+	assert_int_equal(epilog_and_wait(NULL, 2, av), 0);
 	assert_false(exists("%s/%d/91", base, JOB_UID));
 	assert_true(exists("%s/%d/92/job", base, JOB_UID));
 
 	/* the step of 92 ends: the lock goes and its own epilog removes it */
 	fake_set_context(S_CTX_REMOTE);
-	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 	job.jobid = 92;
 	fake_reset(S_CTX_JOB_SCRIPT, &job);
-	assert_int_equal(slurm_spank_job_epilog(NULL, 2, av), 0);
+	assert_int_equal(epilog_and_wait(NULL, 2, av), 0);
 	assert_false(exists("%s/%d", base, JOB_UID));
 }
 
@@ -888,7 +952,7 @@ static void test_task_in_a_private_namespace_gets_its_own_copy(void **state)
 	snprintf(leaf, sizeof(leaf), "%s/base/%d", view, JOB_UID);
 	assert_dir(leaf, 0, 0, 0711);
 
-	assert_int_equal(slurm_spank_exit(NULL, 1, av), 0);
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 }
 
 #define CASE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
