@@ -78,6 +78,7 @@ cg_job_lines() { grep -E "/job_$1(/|$)" <<<"$2" || true; }
 
 # job_cgroups JOB: the cgroup directories of job JOB that exist on this host
 job_cgroups() { find /sys/fs/cgroup -mindepth 1 -maxdepth 5 -type d -name "job_$1" 2>/dev/null; }
+no_job_cgroups() { [ -z "$(job_cgroups "$1")" ]; }
 
 # catch_on_node OUT NODE WANT NOT_PARENT_ARGV [SECONDS=60]: start watching
 # node NODE (see cg_catch.py) into OUT, in the background
@@ -153,5 +154,37 @@ catch_on_node() {
     # it lives on after the job, and Slurm removed every cgroup of the job
     itest_poll 10 test -e "$W/ef/$j2.0.n1.end" || fail "the escaped process did not live on after job $j2"
     assert_equal "$(job_cgroups "$j2")" ""
+    itest_no_drain
+}
+
+@test "the step's detached end (extc-finisher) leaves the job's cgroups and outlives the job; its work completes" {
+    local out rc=0 job helper finisher
+    itest_cluster "base=$ITEST_BASE pool=node"
+    # the user's helper stopped the moment it appears: the finisher then
+    # waits for it, long after the job (lib/stop_helper.py)
+    python3 "$ITEST_DIR/lib/stop_helper.py" "$(cat "$LAB/run/lab-slurmd-n1.pid")" "$ITEST_UID" extc-finisher 120 \
+        >"$W/cg.helper" 2>&1 &
+    # shellcheck disable=SC2016 # expanded by the task
+    out=$(lab_user timeout -k 5 120 srun -w n1 -N1 -n1 --ext-cache=local bash -c \
+        'mkdir -p "$TRITON_CACHE_DIR" && cd "$TRITON_CACHE_DIR" && seq 20000 | xargs touch && echo "JOB $SLURM_JOB_ID"' 2>&1) || rc=$?
+    [ "$rc" -eq 0 ] || fail "srun failed ($rc): $out"
+    job=$(awk '/^JOB/ {print $2}' <<<"$out")
+    wait
+    helper=$(head -n1 "$W/cg.helper")
+    [[ $helper =~ ^[0-9]+$ ]] || fail "no helper caught: $(cat "$W/cg.helper")"
+    # the job is over, with its helper stopped and the finisher (root) waiting for it
+    assert_equal "$(lab_wait_job "$job" 60)" COMPLETED
+    finisher=$(awk '{print $4}' "/proc/$helper/stat")
+    assert_equal "$(cat "/proc/$finisher/comm") uid $(awk '$1 == "Uid:" {print $2}' "/proc/$finisher/status")" \
+        "extc-finisher uid 0"
+    echo "# the finisher's cgroups: $(tr '\n' ' ' <"/proc/$finisher/cgroup")" >&3
+    # outside the job's cgroups, and Slurm removed every one of them
+    assert_equal "$(cg_job_lines "$job" "$(cat "/proc/$finisher/cgroup")")" ""
+    itest_poll 30 no_job_cgroups "$job" || fail "job $job's cgroups are left: $(job_cgroups "$job")"
+    # let the helper go: the move into the pool and the removal follow
+    kill -CONT "$helper"
+    itest_poll 120 grep -qE "job $job step 0: node pool: moved 20000 entries into key" "$(lab_log n1)" ||
+        fail "no move logged: $(grep "job $job" "$(lab_log n1)" | tail -n 5)"
+    itest_poll 60 itest_absent n1 "$ITEST_BASE/$ITEST_UID/$job" || fail "job $job's directory is still there"
     itest_no_drain
 }

@@ -404,3 +404,30 @@ teardown_file() {
     assert_equal "$(find "$NB" -mindepth 1 | sed "s|^$NB/||" | sort | paste -sd' ')" ".trash"
     itest_no_drain
 }
+
+@test "5: with the node pool, a never-answering mount in a step's cache: exit and the epilog return at once, no drain" {
+    local out rc=0 job U=$ITEST_UID
+    # publish_timeout=60, as long as UnkillableStepTimeout: a hook that
+    # waited on the helper would hold the step past it
+    itest_cluster "base=$B pool=node publish_timeout=60"
+    # the step builds one entry and mounts fuse_hang beside it, then ends:
+    # the helper that moves its builds into the pool meets the mount
+    # shellcheck disable=SC2016 # expanded by the task
+    out=$(lab_user timeout -k 5 60 srun -w n1 -N1 -n1 --ext-cache=local bash -c \
+        'mkdir -p "$TRITON_CACHE_DIR/hang" && touch "$TRITON_CACHE_DIR/built" &&
+         "$1" "$TRITON_CACHE_DIR/hang" "$2" && echo "JOB $SLURM_JOB_ID"' hang "$HANG" "$LAB/work/pool.pid.hang" 2>&1) || rc=$?
+    [ "$rc" -eq 0 ] || fail "srun failed ($rc): $out"
+    job=$(awk '/^JOB/ {print $2}' <<<"$out")
+    # exit returned with the move still waiting on the mount, and so did the epilog
+    log_has "job $job step 0: the step's builds are still being published or moved into the node pool after 3000 ms" 30
+    assert_equal "$(lab_wait_job "$job" 60)" COMPLETED
+    # the helper still waits (it is killed at 60 s): the job ended without it
+    assert_equal "$(grep -cE "job $job step 0: node pool: (moved|nothing moved)" "$(lab_log n1)")" 0
+    itest_no_drain
+    assert_equal "$(grep -iE 'spank/epilog timed out|epilog: timeout|epilog error|epilog failed' "$(lab_log n1)" "$(lab_ctld_log)" || true)" ""
+    # the daemon killed: the helper's request fails, the move and the removal follow
+    hang_cleanup
+    log_has "job $job step 0: node pool: (moved|nothing moved|not everything moved)" 60
+    assert_equal "$( (wait_gone "$NB/$U/$job" 60 || echo "$U/$job left"); hang_mounts)" ""
+    itest_no_drain
+}

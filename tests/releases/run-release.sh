@@ -33,7 +33,7 @@ REL_SRC=$(cd "$REL_DIR/../.." && pwd)
 # Which suites run on every release, and why the others do not: see README
 # ("Compatibility") for the table.
 REL_SUITES="integration/test_core integration/test_lifecycle integration/test_warm
-    integration/test_torch integration/test_inductor integration/test_init_failure integration/test_pool packaging/test_deb
+    integration/test_torch integration/test_inductor integration/test_init_failure integration/test_pool integration/test_stall packaging/test_deb
     packaging/test_rpm"
 
 suite=${1:-}

@@ -1,0 +1,185 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Nothing a user does to the plugin's own helpers holds a node (the third
+# hostile review, docs/security-cases.md cases 72 to 74), on a real Slurm
+# with the node pool on, PrologEpilogTimeout=20 and UnkillableStepTimeout=60
+# (a hook still waiting past either drains the node):
+#   - E3.1: the helper that publishes a step's builds and moves them into
+#     the pool, a process with all of the job user's ids (so the user may
+#     stop it), is stopped (SIGSTOP) the moment it appears. The step, its
+#     srun and the job end; no node drains; the work goes on once the
+#     helper is let go, and the directory outlives it.
+#   - E3.2: the same for the helper of a job-mode job's epilog.
+#   - E3.7: a job-mode job whose steps hold different keys pools nothing;
+#     one whose steps share a key pools its builds under that key.
+# The helpers are caught by their process name: every process the plugin
+# starts after a hook has returned is named extc-finisher (a step's end) or
+# extc-epilog (the epilog's), and so are the user's children it starts.
+# The catcher runs as root and looks only in n1's mount namespace: the
+# user's own pkill would do the same, but would also reach the helpers of
+# other labs on this machine run by a user of the same uid (the release
+# lanes beside this suite).
+# Every wait is a poll with a deadline; no case asserts a duration.
+
+# shellcheck disable=SC2030,SC2031 # each @test is a process of its own
+load lib/itest
+
+B=$ITEST_BASE
+POOL=$ITEST_BASE/.pool
+# entries a step leaves: enough that the user's helper lives long enough to be caught
+ENTRIES=20000
+
+setup_file() {
+    # shellcheck disable=SC2034  # read by lab_start (lib/cluster.sh)
+    LAB_SLURM_CONF_EXTRA=$'SlurmdDebug=verbose\nPrologEpilogTimeout=20\nUnkillableStepTimeout=60'
+    itest_setup_file
+    HOME_DIR=$(getent passwd "$LAB_USER" | cut -d: -f6)
+    W=$HOME_DIR/.extc-stall-$(basename "$LAB")
+    rm -rf -- "$W"
+    lab_user mkdir -p "$W" || fail "cannot make $W"
+    export W
+    itest_cluster "base=$B pool=node"
+}
+
+# never leave a stopped helper behind, whatever failed (only those this suite caught)
+release_all() {
+    local p
+    for p in $(stopped_pids); do kill -CONT "$p" 2>/dev/null; done
+    return 0
+}
+
+teardown() { release_all; }
+
+teardown_file() {
+    release_all
+    itest_teardown_file
+}
+
+# no_drain_now: no node is drained or down at this moment (another job may still run)
+no_drain_now() {
+    local d
+    d=$(lab_drained_nodes 2>&1) || fail "cannot query node states: $d"
+    [ -z "$d" ] || fail "drained/down: $(tr '\n' ' ' <<<"$d")"
+}
+
+# start_catcher NAME: watch n1 for the user's process NAME, in the background
+start_catcher() {
+    rm -f "$BATS_FILE_TMPDIR/caught"
+    python3 "$ITEST_DIR/lib/stop_helper.py" "$(cat "$LAB/run/lab-slurmd-n1.pid")" "$ITEST_UID" "$1" 120 \
+        >"$BATS_FILE_TMPDIR/caught" 2>&1 &
+}
+
+# stopped_pids: what the catcher stopped (empty until it has)
+stopped_pids() { grep -E '^[0-9]+$' "$BATS_FILE_TMPDIR/caught" 2>/dev/null; }
+caught() { [ -n "$(stopped_pids)" ]; }
+
+# all_stopped PIDS...: each is there and stopped (state T)
+all_stopped() {
+    local p st
+    [ "$#" -gt 0 ] || return 1
+    for p in "$@"; do
+        { read -r st <"/proc/$p/stat"; } 2>/dev/null || return 1
+        st=${st##*) }
+        [ "${st%% *}" = T ] || return 1
+    done
+}
+
+# job_over JOB: slurmctld has it in a final state and not completing
+job_over() {
+    case $(lab_job_state "$1") in COMPLETED | FAILED | CANCELLED | TIMEOUT) return 0 ;; esac
+    return 1
+}
+
+n1_log_has() { grep -qE -- "$1" "$(lab_log n1)"; }
+
+@test "E3.1: the user stops its step's publish and pool helper: the step and its job end, no node drains" {
+    local out rc=0 job helpers finisher
+    start_catcher extc-finisher
+    lab_user mkdir -p "$W/pub"
+    # shellcheck disable=SC2016 # expanded by the task
+    out=$(lab_user timeout -k 5 120 srun -w n1 -N1 -n1 --ext-cache=local --ext-cache-publish="$W/pub" \
+        bash -c 'mkdir -p "$TRITON_CACHE_DIR" && cd "$TRITON_CACHE_DIR" && seq "$1" | xargs touch && echo "JOB $SLURM_JOB_ID"' job "$ENTRIES" 2>&1) || rc=$?
+    [ "$rc" -eq 0 ] || fail "srun failed ($rc): $out"
+    job=$(awk '/^JOB/ {print $2}' <<<"$out")
+    # the user's helper was caught and is stopped
+    itest_poll 30 caught || fail "nothing caught: $(cat "$BATS_FILE_TMPDIR/caught")"
+    read -ra helpers <<<"$(stopped_pids)"
+    all_stopped "${helpers[@]}" || fail "not stopped: ${helpers[*]}"
+    # a process of the user's: the user itself may signal (and so stop) it
+    lab_user kill -0 "${helpers[@]}" || fail "the user cannot signal its helper ${helpers[*]}"
+    # the job ends and leaves the node while the helper is stopped
+    itest_poll 60 job_over "$job" || fail "job $job is $(lab_job_state "$job") while the helper is stopped"
+    assert_equal "$(lab_job_state "$job")" COMPLETED
+    no_drain_now
+    # the step's detached end (root) is still there, waiting for the helper
+    finisher=$(pgrep -U 0 -x extc-finisher | paste -sd' ')
+    [ -n "$finisher" ] || fail "no root extc-finisher left"
+    # exit returned while the work was not done: it did not wait on the stopped helper
+    n1_log_has "job $job step 0: .*still being published or moved into the node pool" ||
+        fail "exit did not say it left the work running: $(grep 'ext-cache:' "$(lab_log n1)" | tail -n 8)"
+    # the directory outlives the step while its builds are read
+    lab_node n1 test -d "$B/$ITEST_UID/$job/0/triton" || fail "the step's directory went before its publish"
+    # let it go: the publish, the move into the pool and the removal follow
+    kill -CONT "${helpers[@]}"
+    itest_poll 120 n1_log_has "job $job step 0: published to .*: $ENTRIES new entries" ||
+        fail "no publish logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
+    itest_poll 120 n1_log_has "job $job step 0: node pool: moved $ENTRIES entries into key" ||
+        fail "no move into the pool logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
+    assert_equal "$(find "$W/pub/triton" -type f | wc -l)" "$ENTRIES"
+    itest_poll 60 itest_absent n1 "$B/$ITEST_UID/$job" || fail "job $job's directory is still there"
+    itest_no_drain
+}
+
+@test "E3.2: the user stops a job-mode job's epilog helper: the epilog returns, no node drains" {
+    local out rc=0 job helpers
+    start_catcher extc-epilog
+    # shellcheck disable=SC2016 # expanded by the task
+    out=$(lab_user env SLURM_EXT_CACHE_KEY=stall timeout -k 5 120 srun -w n1 -N1 -n1 --ext-cache=job \
+        bash -c 'mkdir -p "$TRITON_CACHE_DIR" && cd "$TRITON_CACHE_DIR" && seq "$1" | xargs touch && echo "JOB $SLURM_JOB_ID"' job "$ENTRIES" 2>&1) || rc=$?
+    [ "$rc" -eq 0 ] || fail "srun failed ($rc): $out"
+    job=$(awk '/^JOB/ {print $2}' <<<"$out")
+    itest_poll 60 caught || fail "nothing caught: $(cat "$BATS_FILE_TMPDIR/caught")"
+    read -ra helpers <<<"$(stopped_pids)"
+    all_stopped "${helpers[@]}" || fail "not stopped: ${helpers[*]}"
+    # a process of the user's: the user itself may signal (and so stop) it
+    lab_user kill -0 "${helpers[@]}" || fail "the user cannot signal its helper ${helpers[*]}"
+    # the epilog returned: the job is over while its pool move is stopped
+    itest_poll 60 job_over "$job" || fail "job $job is $(lab_job_state "$job") while the helper is stopped"
+    assert_equal "$(lab_job_state "$job")" COMPLETED
+    no_drain_now
+    # the epilog returned without its first part: it did not wait on the stopped helper
+    n1_log_has "job $job: epilog: the job's directory is not retired after [0-9]+ ms" ||
+        fail "the epilog did not say it left the work running: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
+    kill -CONT "${helpers[@]}"
+    itest_poll 120 n1_log_has "job $job: epilog: node pool: moved $ENTRIES entries in" ||
+        fail "no epilog move logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
+    itest_poll 60 itest_absent n1 "$B/$ITEST_UID/$job" || fail "job $job's directory is still there"
+    itest_no_drain
+}
+
+@test "E3.7: a job-mode job whose steps hold different keys pools nothing; one key, pooled under it" {
+    local mixed same
+    # shellcheck disable=SC2016 # expanded by the job
+    mixed=$(lab_user env SLURM_EXT_CACHE_KEY=mix-a sbatch --parsable -w n1 -N1 -n1 --ext-cache=job \
+        -o "$LAB/work/%j.out" --wrap 'srun -n1 bash -c "mkdir -p \$TRITON_CACHE_DIR && touch \$TRITON_CACHE_DIR/from-mix-a"
+            SLURM_EXT_CACHE_KEY=mix-b srun -n1 bash -c "mkdir -p \$TRITON_CACHE_DIR && touch \$TRITON_CACHE_DIR/from-mix-b"' 2>&1)
+    [[ $mixed =~ ^[0-9]+$ ]] || fail "not submitted: $mixed"
+    assert_equal "$(lab_wait_job "$mixed" 120)" COMPLETED
+    itest_poll 60 n1_log_has "job $mixed: epilog: node pool: the job's steps on this node ran in different environments" ||
+        fail "no refusal logged: $(grep "job $mixed" "$(lab_log n1)" | tail -n 8)"
+    itest_poll 60 itest_absent n1 "$B/$ITEST_UID/$mixed" || fail "job $mixed's directory is still there"
+    assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name 'from-mix-*' 2>/dev/null)" ""
+
+    # shellcheck disable=SC2016 # expanded by the job
+    same=$(lab_user env SLURM_EXT_CACHE_KEY=one sbatch --parsable -w n1 -N1 -n1 --ext-cache=job \
+        -o "$LAB/work/%j.out" --wrap 'srun -n1 bash -c "mkdir -p \$TRITON_CACHE_DIR && touch \$TRITON_CACHE_DIR/from-one-a"
+            srun -n1 bash -c "mkdir -p \$TRITON_CACHE_DIR && touch \$TRITON_CACHE_DIR/from-one-b"' 2>&1)
+    [[ $same =~ ^[0-9]+$ ]] || fail "not submitted: $same"
+    assert_equal "$(lab_wait_job "$same" 120)" COMPLETED
+    itest_poll 60 n1_log_has "job $same: epilog: node pool: moved 2 entries in" ||
+        fail "no move logged: $(grep "job $same" "$(lab_log n1)" | tail -n 8)"
+    # both builds, under one key
+    assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name 'from-one-*' -printf '%h\n' | sort -u | wc -l)" 1
+    assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name 'from-one-*' | wc -l)" 2
+    itest_no_drain
+}
