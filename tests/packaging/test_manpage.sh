@@ -88,6 +88,8 @@ int main(int argc, char **argv)
 		printf("pool_max %lluG\n", (unsigned long long)(cfg.pool_max >> 30));
 		printf("pool_total_max %lluG\n", (unsigned long long)(cfg.pool_total_max >> 30));
 		printf("pool_ttl %u\n", cfg.pool_ttl);
+		printf("pool_max_keys %u\n", cfg.pool_max_keys);
+		printf("pool_max_inodes %llu\n", (unsigned long long)cfg.pool_max_inodes);
 		return (0);
 	}
 	if (argc == 2 && strcmp(argv[1], "builtins") == 0) {
