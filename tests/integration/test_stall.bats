@@ -92,25 +92,35 @@ job_over() {
 
 n1_log_has() { grep -qE -- "$1" "$(lab_log n1)"; }
 
-@test "E3.1: the user stops its step's publish and pool helper: the step and its job end, no node drains" {
-    local out rc=0 job helpers finisher
-    start_catcher extc-finisher
-    lab_user mkdir -p "$W/pub"
+# stop_helper_while NAME KEY SRUN-ARGS...: a step on n1 under
+# SLURM_EXT_CACHE_KEY=KEY leaves ENTRIES entries; the user's helper NAME (lib/stop_helper.py) is
+# stopped the moment it appears, and the job ends while it is stopped, with
+# no node drained. Sets JOB and HELPERS.
+stop_helper_while() {
+    local name=$1 key=$2 out rc=0
+    shift 2
+    start_catcher "$name"
     # shellcheck disable=SC2016 # expanded by the task
-    out=$(lab_user timeout -k 5 120 srun -w n1 -N1 -n1 --ext-cache=local --ext-cache-publish="$W/pub" \
+    out=$(lab_user env SLURM_EXT_CACHE_KEY="$key" timeout -k 5 120 srun -w n1 -N1 -n1 "$@" \
         bash -c 'mkdir -p "$TRITON_CACHE_DIR" && cd "$TRITON_CACHE_DIR" && seq "$1" | xargs touch && echo "JOB $SLURM_JOB_ID"' job "$ENTRIES" 2>&1) || rc=$?
     [ "$rc" -eq 0 ] || fail "srun failed ($rc): $out"
-    job=$(awk '/^JOB/ {print $2}' <<<"$out")
-    # the user's helper was caught and is stopped
-    itest_poll 30 caught || fail "nothing caught: $(cat "$BATS_FILE_TMPDIR/caught")"
-    read -ra helpers <<<"$(stopped_pids)"
-    all_stopped "${helpers[@]}" || fail "not stopped: ${helpers[*]}"
+    JOB=$(awk '/^JOB/ {print $2}' <<<"$out")
+    itest_poll 60 caught || fail "nothing caught: $(cat "$BATS_FILE_TMPDIR/caught")"
+    read -ra HELPERS <<<"$(stopped_pids)"
+    all_stopped "${HELPERS[@]}" || fail "not stopped: ${HELPERS[*]}"
     # a process of the user's: the user itself may signal (and so stop) it
-    lab_user kill -0 "${helpers[@]}" || fail "the user cannot signal its helper ${helpers[*]}"
+    lab_user kill -0 "${HELPERS[@]}" || fail "the user cannot signal its helper ${HELPERS[*]}"
     # the job ends and leaves the node while the helper is stopped
-    itest_poll 60 job_over "$job" || fail "job $job is $(lab_job_state "$job") while the helper is stopped"
-    assert_equal "$(lab_job_state "$job")" COMPLETED
+    itest_poll 60 job_over "$JOB" || fail "job $JOB is $(lab_job_state "$JOB") while the helper is stopped"
+    assert_equal "$(lab_job_state "$JOB")" COMPLETED
     no_drain_now
+}
+
+@test "E3.1: the user stops its step's publish and pool helper: the step and its job end, no node drains" {
+    local job finisher
+    lab_user mkdir -p "$W/pub"
+    stop_helper_while extc-finisher stall-local --ext-cache=local --ext-cache-publish="$W/pub"
+    job=$JOB
     # the step's detached end (root) is still there, waiting for the helper
     finisher=$(pgrep -U 0 -x extc-finisher | paste -sd' ')
     [ -n "$finisher" ] || fail "no root extc-finisher left"
@@ -120,7 +130,7 @@ n1_log_has() { grep -qE -- "$1" "$(lab_log n1)"; }
     # the directory outlives the step while its builds are read
     lab_node n1 test -d "$B/$ITEST_UID/$job/0/triton" || fail "the step's directory went before its publish"
     # let it go: the publish, the move into the pool and the removal follow
-    kill -CONT "${helpers[@]}"
+    kill -CONT "${HELPERS[@]}"
     itest_poll 120 n1_log_has "job $job step 0: published to .*: $ENTRIES new entries" ||
         fail "no publish logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
     itest_poll 120 n1_log_has "job $job step 0: node pool: moved $ENTRIES entries into key" ||
@@ -131,26 +141,13 @@ n1_log_has() { grep -qE -- "$1" "$(lab_log n1)"; }
 }
 
 @test "E3.2: the user stops a job-mode job's epilog helper: the epilog returns, no node drains" {
-    local out rc=0 job helpers
-    start_catcher extc-epilog
-    # shellcheck disable=SC2016 # expanded by the task
-    out=$(lab_user env SLURM_EXT_CACHE_KEY=stall timeout -k 5 120 srun -w n1 -N1 -n1 --ext-cache=job \
-        bash -c 'mkdir -p "$TRITON_CACHE_DIR" && cd "$TRITON_CACHE_DIR" && seq "$1" | xargs touch && echo "JOB $SLURM_JOB_ID"' job "$ENTRIES" 2>&1) || rc=$?
-    [ "$rc" -eq 0 ] || fail "srun failed ($rc): $out"
-    job=$(awk '/^JOB/ {print $2}' <<<"$out")
-    itest_poll 60 caught || fail "nothing caught: $(cat "$BATS_FILE_TMPDIR/caught")"
-    read -ra helpers <<<"$(stopped_pids)"
-    all_stopped "${helpers[@]}" || fail "not stopped: ${helpers[*]}"
-    # a process of the user's: the user itself may signal (and so stop) it
-    lab_user kill -0 "${helpers[@]}" || fail "the user cannot signal its helper ${helpers[*]}"
-    # the epilog returned: the job is over while its pool move is stopped
-    itest_poll 60 job_over "$job" || fail "job $job is $(lab_job_state "$job") while the helper is stopped"
-    assert_equal "$(lab_job_state "$job")" COMPLETED
-    no_drain_now
+    local job
+    stop_helper_while extc-epilog stall-job --ext-cache=job
+    job=$JOB
     # the epilog returned without its first part: it did not wait on the stopped helper
     n1_log_has "job $job: epilog: the job's directory is not retired after [0-9]+ ms" ||
         fail "the epilog did not say it left the work running: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
-    kill -CONT "${helpers[@]}"
+    kill -CONT "${HELPERS[@]}"
     itest_poll 120 n1_log_has "job $job: epilog: node pool: moved $ENTRIES entries in" ||
         fail "no epilog move logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
     itest_poll 60 itest_absent n1 "$B/$ITEST_UID/$job" || fail "job $job's directory is still there"
