@@ -642,19 +642,23 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_depth_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_entry_limit_and_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_absent_key_and_names_that_are_not_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_account_writes_what_root_measured, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_account_refuses_a_record_it_does_not_hold, setup, teardown),
+	};
+	/*
+	 * make check-root: mounts in keys, keys of other uids, and eviction,
+	 * which moves keys into the base's trash: root's own (0700), which only
+	 * root can make
+	 */
+	const struct CMUnitTest root[] = {
 		cmocka_unit_test_setup_teardown(test_sparse_and_links_evict_nobody, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmeasurable_goes_and_inodes_are_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_keys_hide_nobody, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_pass_at_a_time, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_account_writes_what_root_measured, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_account_refuses_a_record_it_does_not_hold, setup, teardown),
-	};
-	/* make check-root: mounts in keys, keys of other uids */
-	const struct CMUnitTest root[] = {
 		cmocka_unit_test_setup_teardown(test_mount_in_a_key_is_neither_entered_nor_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_uids_keys_measured_by_root, setup, teardown),
 	};
 
-	return (TESTMAIN_TIERED("pool_measure", "it mounts tmpfs and binds in keys and hands keys to "
-				"other uids", any, root, NULL, NULL));
+	return (TESTMAIN_TIERED("pool_measure", "it mounts tmpfs and binds in keys, hands keys to "
+				"other uids and evicts into the root-owned trash", any, root, NULL, NULL));
 }
