@@ -431,3 +431,26 @@ teardown_file() {
     assert_equal "$( (wait_gone "$NB/$U/$job" 60 || echo "$U/$job left"); hang_mounts)" ""
     itest_no_drain
 }
+
+@test "6: a FUSE mount made without allow_other in a step's cache is detached by the emptier, never parked; no drain" {
+    local out rc=0 job
+    itest_cluster "base=$B"
+    # no allow_other, so no user_allow_other needed: root's statx of the
+    # mount is refused (EACCES) by the kernel, which never asks the daemon
+    # shellcheck disable=SC2016 # expanded by the task
+    out=$(lab_user env FUSE_HANG_PRIVATE=1 timeout -k 5 60 srun -w n1 -N1 -n1 --ext-cache=local bash -c \
+        'mkdir -p "$TRITON_CACHE_DIR/hang" && "$1" "$TRITON_CACHE_DIR/hang" "$2" && echo "JOB $SLURM_JOB_ID"' \
+        hang "$HANG" "$LAB/work/private.pid.hang" 2>&1) || rc=$?
+    [ "$rc" -eq 0 ] || fail "srun failed ($rc): $out"
+    job=$(awk '/^JOB/ {print $2}' <<<"$out")
+    assert_equal "$(lab_wait_job "$job" 60)" COMPLETED
+    # the step's removal left the mount; the epilog moved the tree to the
+    # trash, and the emptier detached it and removed the rest
+    log_has "ext-cache: job $job: emptied the trash after the epilog: removed [0-9]+, could not remove 0, mount points left alone 0, detached 1 in" 60
+    # nothing parked in .trash/.kept, no mount left, no daemon (it ends once detached)
+    assert_equal "trash: $(trash_entries)" "trash: "
+    assert_equal "mounts left: $(hang_mounts)" "mounts left: "
+    itest_poll 10 no_hang_daemon || fail "daemons still running: $(hang_pids | paste -sd' ')"
+    itest_no_drain
+    assert_none_stuck
+}

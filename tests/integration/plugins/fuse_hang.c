@@ -15,7 +15,7 @@
  * and ties the daemon to its parent (PR_SET_PDEATHSIG), which is not what a
  * job's user does; hence this program.
  *
- *   fuse_hang MNT [PIDFILE]
+ *   [FUSE_HANG_PRIVATE=1] fuse_hang MNT [PIDFILE]
  *
  * MNT: an existing directory, absolute path. Exits 0 once fusermount3 has
  * mounted, printing "fuse_hang: MNT: daemon PID" and writing PID to
@@ -38,8 +38,15 @@
 
 #include "fusesrv.h"
 
-/* fsname and subtype: how test_hostile.bats finds these mounts in a mountinfo */
-#define FUSE_HANG_OPTS "allow_other,fsname=extc-hang,subtype=extchang"
+/*
+ * fsname and subtype: how test_hostile.bats finds these mounts in a
+ * mountinfo. With FUSE_HANG_PRIVATE set in the environment, no allow_other
+ * (which needs no user_allow_other): the kernel then answers other users,
+ * root included, EACCES without asking the daemon (case 68).
+ */
+#define FUSE_HANG_NAMES "fsname=extc-hang,subtype=extchang"
+#define FUSE_HANG_OPTS (getenv("FUSE_HANG_PRIVATE") != NULL ? FUSE_HANG_NAMES : \
+			"allow_other," FUSE_HANG_NAMES)
 
 /* The descriptor fusermount3 sends over its _FUSE_COMMFD socket, or -1. */
 static int receive_fd(int sock)
