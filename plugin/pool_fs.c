@@ -209,16 +209,6 @@ static int write_record(int fd, const char *text)
 	return (0);
 }
 
-int extc_pool_record_size(struct extc_pool_hold *h, uint64_t bytes)
-{
-	char text[EXTC_POOL_RECORD_MAX];
-
-	if (h->record_fd < 0 ||
-	    extc_fmt(text, sizeof(text), "bytes=%" PRIu64 "\n", bytes) < 0)
-		return (-1);
-	return (write_record(h->record_fd, text));
-}
-
 /* Is 'fd' still the record <key>.use of the level 'uidfd' (not one evicted meanwhile)? */
 static bool same_record(int uidfd, const char *key, int fd)
 {

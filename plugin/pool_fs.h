@@ -51,8 +51,6 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
 					  const struct extc_ids *ids, const char *key,
 					  struct extc_pool_hold *h, char *why, size_t whylen);
 
-/* After a publish: record the key's size and mark it used now. */
-int extc_pool_record_size(struct extc_pool_hold *h, uint64_t bytes);
 
 enum extc_pool_account_result {
 	EXTC_POOL_ACCOUNTED,		/* the record holds the key's bytes and inodes */
