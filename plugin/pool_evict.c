@@ -109,6 +109,7 @@ static size_t scan_user(struct pass *ps, int uidfd, uid_t uid)
 			extc_pool_read_record(fd, &rec);
 			x->used = rec.used;
 			x->unmeasurable = rec.unmeasurable;
+			x->old_version = rec.old_version;
 			x->busy = flock(fd, LOCK_EX | LOCK_NB) < 0;
 			close(fd);
 		}
@@ -344,12 +345,13 @@ void extc_pool_evict_report_text(const struct extc_pool_evict_report *rep, char 
 	}
 	extc_fmt(buf, len, "%u keys of %u users, %u in use; evicted %u (%u unused past pool_ttl, "
 		 "%u over pool_max, %u over pool_total_max, %u beyond pool_max_keys, %u over "
-		 "pool_max_inodes, %u not measurable), %" PRIu64 " bytes; %u could not be; %u left "
+		 "pool_max_inodes, %u not measurable, %u of an older key version), %" PRIu64 " bytes; %u could not be; %u left "
 		 "for the next pass; %" PRIu64 " bytes and %" PRIu64 " inodes kept",
 		 rep->keys, rep->users, rep->busy, rep->evicted, rep->by_reason[EXTC_POOL_EVICT_TTL],
 		 rep->by_reason[EXTC_POOL_EVICT_USER_MAX], rep->by_reason[EXTC_POOL_EVICT_TOTAL_MAX],
 		 rep->by_reason[EXTC_POOL_EVICT_USER_KEYS],
 		 rep->by_reason[EXTC_POOL_EVICT_USER_INODES],
-		 rep->by_reason[EXTC_POOL_EVICT_UNMEASURABLE], rep->bytes_evicted, rep->failed,
+		 rep->by_reason[EXTC_POOL_EVICT_UNMEASURABLE],
+		 rep->by_reason[EXTC_POOL_EVICT_OLD_VERSION], rep->bytes_evicted, rep->failed,
 		 rep->left, rep->bytes_kept, rep->inodes_kept);
 }

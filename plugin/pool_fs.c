@@ -188,12 +188,17 @@ int extc_pool_read_record(int fd, struct extc_pool_record *r)
 	struct stat sb;
 	ssize_t n = pread(fd, text, EXTC_POOL_RECORD_MAX, 0);
 
+	uint64_t version = 0;
+
 	memset(r, 0, sizeof(*r));
 	text[n > 0 ? n : 0] = '\0';
 	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		if (!record_number(line, "bytes", &r->bytes) && !record_number(line, "inodes", &r->inodes))
+		if (!record_number(line, "bytes", &r->bytes) && !record_number(line, "inodes", &r->inodes) &&
+		    !record_number(line, "version", &version))
 			r->unmeasurable |= extc_has_prefix(line, EXTC_POOL_UNMEASURABLE);
 	}
+	/* an empty record is a key not yet accounted, of this version: its step made it */
+	r->old_version = n > 0 && version != EXTC_POOL_KEY_VERSION;
 	r->used = fstat(fd, &sb) == 0 ? (int64_t)sb.st_mtim.tv_sec : 0;
 	return (n < 0 ? -1 : 0);
 }
@@ -249,13 +254,14 @@ enum extc_pool_account_result extc_pool_account(struct extc_pool_hold *h,
 	extc_pool_measure_limits_for(cfg, &lim);
 	measured = extc_pool_measure_key(p.uid, h->key, &lim, &use);
 	if (measured == EXTC_POOL_MEASURED) {
-		extc_fmt(text, sizeof(text), "bytes=%" PRIu64 "\ninodes=%" PRIu64 "\n", use.bytes,
-			 use.inodes);
+		extc_fmt(text, sizeof(text), "version=%d\nbytes=%" PRIu64 "\ninodes=%" PRIu64 "\n",
+			 EXTC_POOL_KEY_VERSION, use.bytes, use.inodes);
 		rv = EXTC_POOL_ACCOUNTED;
 		extc_fmt(why, whylen, "%" PRIu64 " bytes, %" PRIu64 " inodes", use.bytes, use.inodes);
 	} else {
 		extc_pool_measure_text(measured, &use, sub, sizeof(sub));
-		extc_fmt(text, sizeof(text), "%s: %s\n", EXTC_POOL_UNMEASURABLE, sub);
+		extc_fmt(text, sizeof(text), "version=%d\n%s: %s\n", EXTC_POOL_KEY_VERSION,
+			 EXTC_POOL_UNMEASURABLE, sub);
 		rv = EXTC_POOL_ACCOUNT_UNMEASURABLE;
 		extc_fmt(why, whylen, "%s/%s: %s", p.t.path, h->key, sub);
 	}

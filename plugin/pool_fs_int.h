@@ -30,6 +30,7 @@ struct extc_pool_record {
 	uint64_t bytes;		/* 0 when it says none */
 	uint64_t inodes;
 	bool unmeasurable;
+	bool old_version;	/* it says what it holds, but not under EXTC_POOL_KEY_VERSION */
 	int64_t used;		/* its mtime: the key's last use */
 };
 

@@ -75,6 +75,9 @@ int extc_pool_key(const struct extc_pool_key_in *in, char *out, size_t len)
 	struct hash h;
 
 	hash_init(&h);
+	hash_bytes(&h, &(unsigned char){ EXTC_POOL_KEY_VERSION }, 1);
+	hash_field(&h, in->container != NULL ? "container" : "host");
+	hash_field(&h, in->container);
 	if (in->user_key != NULL) {
 		hash_field(&h, "user-key");
 		hash_field(&h, in->user_key);

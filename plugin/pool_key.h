@@ -9,6 +9,15 @@
 #define EXTC_POOL_FP_LEN 16	/* hex digits of an installation fingerprint */
 
 /*
+ * What a key hashes, as a number: raise it whenever extc_pool_key or
+ * extc_pool_install_fp hashes anything else, so that no step is served a
+ * key made by other rules. Root's record of a key says its version
+ * (pool_fs.c); the next eviction pass removes a key of any other.
+ * 2: the container image joined the key.
+ */
+#define EXTC_POOL_KEY_VERSION 2
+
+/*
  * The job environment variables a derived key reads, in this order (the
  * man page lists them): what selects the Python, its packages, the
  * compilers and CUDA, and the container a job runs in. NULL-terminated.
@@ -25,12 +34,15 @@ struct extc_pool_key_in {
 	const char *install;	/* extc_pool_install_fp of the job's software, "" if unknown */
 	const char *arch;	/* uname machine */
 	const char *isa;	/* extc_isa_fingerprint of the CPU */
+	const char *container;	/* the image's identity, or NULL: the step runs on the host */
 };
 
 /*
- * The key directory's name: a hash of the user's key, or of the listed
- * variables' values and the installation fingerprint; with the machine
- * and CPU fingerprints either way. EXTC_POOL_KEY_LEN hex digits.
+ * The key directory's name: a hash of EXTC_POOL_KEY_VERSION; of the
+ * user's key, or of the listed variables' values and the installation
+ * fingerprint; of the container image's identity, if the step runs one;
+ * and of the machine and CPU fingerprints. A step in a container never
+ * shares a key with one on the host. EXTC_POOL_KEY_LEN hex digits.
  */
 int extc_pool_key(const struct extc_pool_key_in *in, char *out, size_t len);
 

@@ -53,7 +53,9 @@ static void choose_unmeasured(struct extc_pool_entry *e, size_t n,
 	for (i = 0; i < n; i++) {
 		if (e[i].busy)
 			continue;
-		if (now - e[i].used > ttl)
+		if (e[i].old_version)
+			e[i].verdict = EXTC_POOL_EVICT_OLD_VERSION;
+		else if (now - e[i].used > ttl)
 			e[i].verdict = EXTC_POOL_EVICT_TTL;
 		else if (e[i].unmeasurable)
 			e[i].verdict = EXTC_POOL_EVICT_UNMEASURABLE;
@@ -182,6 +184,8 @@ const char *extc_pool_verdict_text(enum extc_pool_verdict v)
 		return ("least recently used of a user over pool_max_inodes");
 	case EXTC_POOL_EVICT_UNMEASURABLE:
 		return ("not measurable by root within the limits");
+	case EXTC_POOL_EVICT_OLD_VERSION:
+		return ("made under an older version of the key's rules");
 	case EXTC_POOL_EVICT_TOTAL_MAX:
 	case EXTC_POOL_VERDICTS:
 		break;

@@ -27,6 +27,7 @@ enum extc_pool_verdict {
 	EXTC_POOL_EVICT_USER_KEYS,	/* older than a user's pool_max_keys newest */
 	EXTC_POOL_EVICT_USER_INODES,	/* least recently used of a user over pool_max_inodes */
 	EXTC_POOL_EVICT_UNMEASURABLE,	/* root could not measure it, or not within the user's budget */
+	EXTC_POOL_EVICT_OLD_VERSION,	/* made under other key rules (EXTC_POOL_KEY_VERSION) */
 	EXTC_POOL_VERDICTS
 };
 
@@ -39,6 +40,7 @@ struct extc_pool_entry {
 	int64_t used;		/* last step start or publish, seconds since the epoch */
 	bool busy;		/* a running step holds it: never evicted */
 	bool unmeasurable;	/* root's record says the last move left what cannot be measured */
+	bool old_version;	/* root's record is of another EXTC_POOL_KEY_VERSION */
 	enum extc_pool_verdict verdict;
 	size_t user;		/* extc_pool_choose_total's own */
 };

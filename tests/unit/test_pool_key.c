@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "fsfixture.h"
+#include "pool_fs_int.h"
 #include "pool_key.h"
 
 static const char *values[EXTC_POOL_KEY_NVARS];
@@ -37,7 +39,7 @@ static void assert_key_differs(const struct extc_pool_key_in *in, const char *re
 
 static struct extc_pool_key_in base_in(void)
 {
-	struct extc_pool_key_in in = { NULL, values, "fp0", "x86_64", "isa0" };
+	struct extc_pool_key_in in = { NULL, values, "fp0", "x86_64", "isa0", NULL };
 
 	memset(values, 0, sizeof(values));
 	values[extc_pool_key_var_index("PATH")] = "/usr/bin:/bin";
@@ -75,8 +77,8 @@ static void test_every_input_changes_the_key(void **state)
 		values[i] = was;
 	}
 	{
-		/* the installation's fingerprint, the machine, the CPU */
-		const char **others[] = { &in.install, &in.arch, &in.isa };
+		/* the installation's fingerprint, the machine, the CPU, the image */
+		const char **others[] = { &in.install, &in.arch, &in.isa, &in.container };
 
 		for (i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
 			const char *was = *others[i];
@@ -86,6 +88,28 @@ static void test_every_input_changes_the_key(void **state)
 			*others[i] = was;
 		}
 	}
+}
+
+/* An image's builds never share a key with the host's, nor with another image's. */
+static void test_the_image_separates_keys(void **state)
+{
+	struct extc_pool_key_in in = base_in();
+	char host[64], empty[64], a[64], a_user[64], host_user[64];
+
+	(void)state;
+	key_of(&in, host);
+	in.container = "";	/* an image whose identity hashes to nothing is still not the host */
+	key_of(&in, empty);
+	assert_string_not_equal(empty, host);
+	in.container = "file:1:2:3:4.000000005";
+	key_of(&in, a);
+	assert_string_not_equal(a, host);
+	assert_string_not_equal(a, empty);
+	in.user_key = "k";
+	key_of(&in, a_user);
+	in.container = NULL;
+	key_of(&in, host_user);
+	assert_string_not_equal(a_user, host_user);
 }
 
 static void test_field_boundaries_count(void **state)
@@ -207,12 +231,57 @@ static void test_the_fingerprint_follows_the_installed_software(void **state)
 	assert_int_equal(fsfx_rmtree(top), 0);
 }
 
+/* Root's record of a key: one written under other key rules is old; an empty one is not. */
+static void test_the_record_says_the_key_version(void **state)
+{
+	static const struct {
+		const char *text;
+		bool old, unmeasurable;
+		uint64_t bytes;
+	} cases[] = {
+		{ "", false, false, 0 },	/* held, not yet accounted */
+		{ "bytes=10\ninodes=1\n", true, false, 10 },	/* before versions */
+		{ "version=1\nbytes=10\ninodes=1\n", true, false, 10 },
+		{ "version=2\nbytes=10\ninodes=1\n", false, false, 10 },
+		{ "version=2\nunmeasurable: too deep\n", false, true, 0 },
+		{ "unmeasurable: too deep\n", true, true, 0 },
+	};
+	char dir[PATH_MAX], text[64];
+	size_t i;
+	int dfd;
+
+	(void)state;
+	assert_int_equal(EXTC_POOL_KEY_VERSION, 2);	/* the cases above speak of version 2 */
+	assert_int_equal(fsfx_tmpdir(dir, sizeof(dir)), 0);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct extc_pool_record rec;
+		int fd;
+
+		snprintf(text, sizeof(text), "r%zu", i);
+		assert_int_equal(fsfx_write_at(dfd, text, cases[i].text, 0600), 0);
+		fd = openat(dfd, text, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(extc_pool_read_record(fd, &rec), 0);
+		close(fd);
+		if (rec.old_version != cases[i].old || rec.unmeasurable != cases[i].unmeasurable ||
+		    rec.bytes != cases[i].bytes)
+			fail_msg("record \"%s\": old %d unmeasurable %d bytes %llu", cases[i].text,
+				 rec.old_version, rec.unmeasurable, (unsigned long long)rec.bytes);
+	}
+	close(dfd);
+	assert_int_equal(fsfx_rmtree(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_the_same_environment_gets_the_same_key),
 		cmocka_unit_test(test_every_input_changes_the_key),
 		cmocka_unit_test(test_field_boundaries_count),
+		cmocka_unit_test(test_the_image_separates_keys),
+		cmocka_unit_test(test_the_record_says_the_key_version),
 		cmocka_unit_test(test_a_user_key_replaces_the_environment_not_the_machine),
 		cmocka_unit_test(test_key_names_and_the_variable_list),
 		cmocka_unit_test(test_the_fingerprint_follows_the_installed_software),

@@ -21,6 +21,7 @@
 #define KEYS EXTC_POOL_EVICT_USER_KEYS
 #define INODES EXTC_POOL_EVICT_USER_INODES
 #define UNM EXTC_POOL_EVICT_UNMEASURABLE
+#define OLD EXTC_POOL_EVICT_OLD_VERSION
 
 #define FITS EXTC_POOL_FITS_BUDGET
 #define OVER EXTC_POOL_OVER_BUDGET
@@ -35,8 +36,10 @@ struct key_case {
 	bool busy;
 	enum extc_pool_measured walk;
 	enum extc_pool_verdict want;
-	bool marked;		/* root's record says unmeasurable */
+	int record;		/* root's record says: 0 nothing special, 1 (true) unmeasurable, OLDREC */
 };
+
+#define OLDREC 2		/* root's record is of another key version */
 
 struct policy_case {
 	const char *what;
@@ -110,6 +113,11 @@ static const struct policy_case user_cases[] = {
 	  L(1000, 10000, 0, 0),
 	  { { "marked", 1, 10, 1, 1, false, FITS, UNM, true },
 	    { "heldmark", 1, 10, 1, 2, true, FITS, K, true } }, "heldmark" },
+	{ "a key of an older key version goes unmeasured however new; a held one stays",
+	  L(1000, 10000, 0, 0),
+	  { { "v1new", 1, 10, 1, 0, false, FITS, OLD, OLDREC },
+	    { "v1held", 1, 10, 1, 1, true, FITS, K, OLDREC },
+	    { "v2", 1, 10, 1, 2, false, FITS, K, false } }, "v1held v2" },
 	{ "a held key root cannot measure counts as the user's whole pool_max", L(1000, 10000, 0, 0),
 	  { { "held", 1, 0, 0, 5, true, FAILS, K, false },
 	    { "tiny", 1, 1, 1, 1, false, FITS, UNM, false } }, "held" },
@@ -127,7 +135,8 @@ static void run_user_case(const struct policy_case *c)
 		strcpy(e[n].key, c->keys[n].key);
 		e[n].used = NOW - c->keys[n].age_days * DAY;
 		e[n].busy = c->keys[n].busy;
-		e[n].unmeasurable = c->keys[n].marked;
+		e[n].unmeasurable = c->keys[n].record == 1;
+		e[n].old_version = c->keys[n].record == OLDREC;
 	}
 	extc_pool_choose_user(e, n, &c->lim, NOW, fake_walk, &w);
 	for (i = 0; i < n; i++) {
