@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "container_env.h"
 #include "text.h"
 
 /* Variables whose hijacking would break the job or the plugin itself. */
@@ -113,6 +114,13 @@ int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvar
 			for (i = 0; item[i] != '\0'; i++)
 				vars[n].subdir[i] = (char)tolower((unsigned char)item[i]);
 			vars[n].subdir[i] = '\0';
+		}
+		/* where the variables point inside containers, for every step */
+		if (strcmp(vars[n].subdir, EXTC_CONTAINER_SUBTREE) == 0) {
+			extc_fmt(why, whylen, "%s: the subdirectory %s is the plugin's own (the "
+				 "cache's part for containers); name another", vars[n].name,
+				 EXTC_CONTAINER_SUBTREE);
+			return (-1);
 		}
 		vars[n].make_dir = extc_config_builtin_makes_dir(vars[n].name);
 		for (i = 0; i < n; i++) {

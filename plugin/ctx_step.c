@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
@@ -13,6 +14,8 @@
 #include "background.h"
 #include "clock.h"
 #include "config.h"
+#include "container_env.h"
+#include "container_envfile.h"
 #include "ctx_step.h"
 #include "envvars.h"
 #include "fs_tree.h"
@@ -21,6 +24,7 @@
 #include "mode.h"
 #include "option.h"
 #include "pool_step.h"
+#include "step_image.h"
 #include "text.h"
 #include "warm_seed.h"
 #include "warm_step.h"
@@ -44,6 +48,8 @@ static struct {
 	struct extc_ids ids;
 	struct extc_choice choice;
 	char leaf_path[PATH_MAX];
+	bool in_image;		/* the step runs an image the plugin identified */
+	char warm_path[PATH_MAX];	/* what seeds fill and publishes take: the leaf, or its container/ */
 	struct extc_ident leaf_id;	/* the leaf as slurmstepd made it */
 	bool leaf_id_known;
 	bool exported[EXTC_VARS_MAX];	/* which variables user_init set */
@@ -52,12 +58,16 @@ static struct {
 	char why[EXTC_WHY_MAX];
 } step = { .hold_fd = -1 };
 
+/* What user_init exported for container runtimes, with the job's values it replaced. */
+static struct extc_cenv_list container_exports;
+
 static void step_reset(void)
 {
 	if (step.hold_fd >= 0)
 		close(step.hold_fd);
 	memset(&step, 0, sizeof(step));
 	step.hold_fd = -1;
+	extc_cenv_list_free(&container_exports);
 	extc_pool_step_reset();	/* the pool's hold goes with the step's */
 }
 
@@ -75,6 +85,7 @@ int extc_step_init(spank_t sp, int ac, char **av)
 		return (-1);
 	}
 	step.configured = true;
+	extc_step_image_init(sp);
 	return (extc_option_register(sp));
 }
 
@@ -112,6 +123,7 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 {
 	char leaf[EXTC_NAME_LEN];
 	char envbuf[EXTC_MODE_VALUE_MAX + 2];
+	struct extc_pool_step_image image;
 	bool has_leaf;
 	uint64_t t0;
 
@@ -167,8 +179,14 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 	extc_verbose("created %s (mode %s from %s) in %.3f ms", step.leaf_path,
 		     extc_mode_name(step.choice.mode), step.choice.source,
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
+	extc_step_image_resolve(sp, &image);
+	/* inside a container the caches are below container/: warm start serves that part */
+	step.in_image = image.kind == EXTC_CTR_FILE || image.kind == EXTC_CTR_DIGEST;
+	if (extc_fmt(step.warm_path, sizeof(step.warm_path), "%s%s", step.leaf_path,
+		     step.in_image ? "/" EXTC_CONTAINER_SUBTREE : "") < 0)
+		step.in_image = false;	/* cannot be: the leaf is far shorter than PATH_MAX */
 	extc_pool_step_open(sp, &step.cfg, &step.pol, &step.ids, step.choice.mode == EXTC_MODE_JOB,
-			    step.leaf_path);
+			    step.leaf_path, &image);
 	return (0);
 }
 
@@ -178,6 +196,21 @@ static void export_var(spank_t sp, const char *name, const char *value)
 
 	if (rc != ESPANK_SUCCESS)
 		extc_error("cannot set %s: %s", name, spank_strerror(rc));
+}
+
+/* The job's bind lists and APPTAINERENV_ values back as they were: the leaf is not there to bind. */
+static void unexport_for_containers(spank_t sp)
+{
+	size_t i;
+
+	for (i = 0; i < container_exports.npairs; i++) {
+		const struct extc_cenv_pair *p = &container_exports.pairs[i];
+
+		if (p->was != NULL)
+			spank_setenv(sp, p->name, p->was, 1);
+		else
+			spank_unsetenv(sp, p->name);
+	}
 }
 
 /* Take back what user_init exported, in this task only (task context). */
@@ -193,6 +226,7 @@ static void unexport_vars(spank_t sp)
 		spank_unsetenv(sp, EXTC_FLASHINFER_CUBIN);
 	spank_unsetenv(sp, EXTC_ENV_DIR);
 	spank_unsetenv(sp, EXTC_ENV_MODE);
+	unexport_for_containers(sp);
 }
 
 /* The job user's home in the password database, for a job environment without HOME. */
@@ -241,6 +275,76 @@ static void pin_flashinfer_cubins(spank_t sp, const char *prefix, const char *ba
 	}
 }
 
+/*
+ * The job's value of a variable for container_env.c, read before this step
+ * changes it. A bind list can be long: one too long for the buffer is
+ * reported as unreadable, never as unset, so it is never replaced.
+ */
+static enum extc_cenv_lookup job_env_lookup(void *ctx, const char *name, const char **value)
+{
+	static char buf[65536];	/* slurmstepd's, one lookup at a time */
+	spank_err_t rc = spank_getenv((spank_t)ctx, name, buf, sizeof(buf));
+
+	if (rc == ESPANK_NOSPACE)
+		return (EXTC_CENV_UNREADABLE);
+	if (rc != ESPANK_SUCCESS)
+		return (EXTC_CENV_UNSET);
+	*value = buf;
+	return (EXTC_CENV_SET);
+}
+
+/* The step's values for containers; 'vars' holds the exported cache variables. */
+static void container_input(spank_t sp, const char *prefix, struct extc_cenv_var *vars,
+			    struct extc_cenv_in *in)
+{
+	size_t i;
+
+	*in = (struct extc_cenv_in){
+		.leaf = step.leaf_path, .managed_prefix = prefix,
+		.mode_name = extc_mode_name(step.choice.mode), .vars = vars,
+		.lookup = job_env_lookup, .lookup_ctx = sp,
+	};
+	for (i = 0; i < step.cfg.nvars; i++) {
+		if (step.exported[i])
+			vars[in->nvars++] = (struct extc_cenv_var){ step.cfg.vars[i].name,
+								    step.cfg.vars[i].subdir };
+	}
+}
+
+/*
+ * Apptainer and Singularity, whatever the user's flags (--contain,
+ * --cleanenv, --no-mount tmp): the leaf appended to the job's bind lists,
+ * the variables through APPTAINERENV_/SINGULARITYENV_, pointing into the
+ * leaf's container/ sub-tree (container_env.h).
+ */
+static void export_for_containers(spank_t sp, const char *prefix)
+{
+	struct extc_cenv_var vars[EXTC_VARS_MAX];
+	struct extc_cenv_in in;
+	enum extc_cenv_result rv;
+	size_t i;
+
+	container_input(sp, prefix, vars, &in);
+	rv = extc_cenv_build(&in, &container_exports);
+	if (rv == EXTC_CENV_NO_MEMORY) {
+		extc_error("out of memory: nothing exported for Apptainer or Singularity containers");
+		extc_cenv_list_free(&container_exports);
+		return;
+	}
+	if (rv == EXTC_CENV_LEAF_UNBINDABLE) {
+		char shown[PATH_MAX];
+
+		extc_escape(step.leaf_path, 200, shown, sizeof(shown));
+		extc_info("%s holds ',', ':', '^' or '\\', which Apptainer's bind list cannot carry: "
+			  "it is not bound into Apptainer or Singularity containers", shown);
+	} else if (rv == EXTC_CENV_BIND_UNREADABLE) {
+		extc_info("%s or %s is longer than this plugin reads: left as the job set it, "
+			  "without the step's directory", EXTC_APPTAINER_BIND, EXTC_SINGULARITY_BIND);
+	}
+	for (i = 0; i < container_exports.npairs; i++)
+		export_var(sp, container_exports.pairs[i].name, container_exports.pairs[i].value);
+}
+
 /* user_init's environment changes reach every task of the step. */
 int extc_step_user_init(spank_t sp, int ac, char **av)
 {
@@ -282,6 +386,7 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 	pin_flashinfer_cubins(sp, prefix, fi_base_was);
 	export_var(sp, EXTC_ENV_DIR, step.leaf_path);
 	export_var(sp, EXTC_ENV_MODE, extc_mode_name(step.choice.mode));
+	export_for_containers(sp, prefix);
 	return (0);
 }
 
@@ -353,14 +458,53 @@ static void tell_user(spank_t sp)
 }
 
 /*
+ * <leaf>/container/env, one NAME=value a line as the cache variables read
+ * inside a container, for runtimes that take a file (Podman's --env-file,
+ * ch-run --set-env=FILE). Written as the user, in the leaf's locked turn.
+ */
+/* The directories a tool will not make itself (PyTorch's kernel cache), in container/ too. */
+static void make_container_dirs(int leaffd)
+{
+	int dirfd = openat(leaffd, EXTC_CONTAINER_SUBTREE,
+			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	size_t i;
+
+	if (dirfd < 0)
+		return;
+	for (i = 0; i < step.cfg.nvars; i++) {
+		if (step.cfg.vars[i].make_dir && step.exported[i])
+			(void)mkdirat(dirfd, step.cfg.vars[i].subdir, 0700);
+	}
+	close(dirfd);
+}
+
+static void write_container_envfile(spank_t sp, int leaffd)
+{
+	struct extc_cenv_var vars[EXTC_VARS_MAX];
+	struct extc_cenv_list lines = { 0 };
+	struct extc_cenv_in in;
+	char why[EXTC_WHY_MAX];
+
+	container_input(sp, "", vars, &in);
+	if (extc_cenv_inside(&in, &lines) != EXTC_CENV_OK)
+		extc_error("out of memory: no %s/%s", EXTC_CONTAINER_SUBTREE, EXTC_CONTAINER_ENVFILE);
+	else if (extc_envfile_write(leaffd, &lines, why, sizeof(why)) != EXTC_ENVFILE_WRITTEN)
+		extc_info("no env file for containers in the step's directory: %s", why);
+	extc_cenv_list_free(&lines);
+	make_container_dirs(leaffd);
+}
+
+/*
  * Seeding happens here, in a task, as the user, before the user's program:
  * a seed the user stops, or that hangs in the user's own filesystem, holds
  * only the user's own tasks, never slurmstepd or a root process. The first
  * task of the node to lock the leaf seeds it; the others wait on the lock
  * and find the mark, so no task starts on a leaf being filled. The mark's
  * name is one the seed ignores when it asks whether the leaf is fresh.
+ * The same turn writes the env file for container runtimes, after the
+ * seed: the seed asks whether the leaf is fresh before anything is in it.
  */
-static void seed_once(uint32_t stepid, bool tell)
+static void seed_once(spank_t sp, uint32_t stepid, bool tell, bool seeds)
 {
 	char mark[64];
 	size_t before = extc_warm_step_notices();
@@ -376,8 +520,11 @@ static void seed_once(uint32_t stepid, bool tell)
 	if (faccessat(fd, mark, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 		int markfd;
 
-		extc_warm_step_seed(&step.cfg, &step.ids, step.leaf_path);
-		extc_pool_step_seed(&step.cfg, &step.ids, step.leaf_path);
+		if (seeds) {
+			extc_warm_step_seed(&step.cfg, &step.ids, step.warm_path);
+			extc_pool_step_seed(&step.cfg, &step.ids, step.warm_path);
+		}
+		write_container_envfile(sp, fd);
 		markfd = openat(fd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (markfd >= 0)
 			close(markfd);
@@ -396,10 +543,15 @@ int extc_step_task_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_get_item(sp, S_TASK_ID, &taskid) != ESPANK_SUCCESS)
 		taskid = 0;
-	/* a leaf with nothing to seed it from is left as it is: no lock, no mark */
-	if (step.created && !step.fail_step && !step.warn_step &&
-	    (extc_warm_step_seeds() || extc_warm_step_publishes() || extc_pool_step_seeds(&step.cfg)))
-		seed_once(step.ids.stepid, taskid != 0);
+	/* as the user: the part a known image's caches use, for its seed to fill */
+	if (step.created && !step.fail_step && !step.warn_step && step.in_image &&
+	    mkdir(step.warm_path, 0700) < 0 && errno != EEXIST)
+		extc_info("cannot make %s: %s", step.warm_path, strerror(errno));
+	/* a leaf with nothing to seed it from is not seeded; its env file is written all the same */
+	if (step.created && !step.fail_step && !step.warn_step)
+		seed_once(sp, step.ids.stepid, taskid != 0,
+			  extc_warm_step_seeds() || extc_warm_step_publishes() ||
+			  extc_pool_step_seeds(&step.cfg));
 	if (taskid == 0)
 		extc_warm_step_notify(0);
 	if (!step.fail_step && !step.warn_step)
@@ -442,10 +594,10 @@ static void finish_step(void *arg)
 	if (extc_background_cgroup_problem() != NULL)
 		extc_info("the step's publish and pool move: still in some of the job's cgroups (%s)",
 			  extc_background_cgroup_problem());
-	extc_warm_step_publish(sp, &step.cfg, &step.ids, step.leaf_path);
+	extc_warm_step_publish(sp, &step.cfg, &step.ids, step.warm_path);
 	if (step.choice.mode != EXTC_MODE_LOCAL)
 		return;
-	extc_pool_step_publish(sp, &step.cfg, &step.pol, &step.ids, step.leaf_path);
+	extc_pool_step_publish(sp, &step.cfg, &step.pol, &step.ids, step.warm_path);
 	extc_pool_step_reset();	/* the key may be evicted from here on */
 	remove_leaf();
 }

@@ -7,6 +7,7 @@
 #include <slurm/spank.h>
 
 #include "as_user.h"
+#include "container_id.h"
 #include "log.h"
 #include "manifest.h"
 #include "pool_child.h"
@@ -32,6 +33,7 @@
 static struct {
 	bool held;
 	bool from_user_key;
+	bool in_container;	/* keyed by an image */
 	struct extc_pool_hold hold;
 	char key[EXTC_POOL_KEY_LEN + 1];
 } pool = { .hold = { .record_fd = -1 } };
@@ -58,30 +60,39 @@ static void read_values(spank_t sp, const char **ptrs)
 	}
 }
 
-/* The installation's fingerprint: the user's paths are followed by the user, under a deadline. */
+/*
+ * The installation's fingerprint and the image file's identity: the
+ * user's paths are followed by the user, under a deadline.
+ */
 static int install_fp(spank_t sp, const struct extc_ids *ids, const char *const *values,
-		      char *fp, size_t fplen, char *why, size_t whylen)
+		      const char *image, struct extc_pool_fp_res *r, char *why, size_t whylen)
 {
 	struct extc_pool_fp_arg a = {
 		.path = values[extc_pool_key_var_index("PATH")],
 		.venv = values[extc_pool_key_var_index("VIRTUAL_ENV")],
 		.conda = values[extc_pool_key_var_index("CONDA_PREFIX")],
 		.cuda_home = values[extc_pool_key_var_index("CUDA_HOME")],
+		.image = image,
 	};
-	struct extc_pool_fp_res r;
 	struct extc_creds cr;
 
 	extc_warm_step_creds(sp, ids, &cr);
-	if (extc_as_user(&cr, POOL_FP_TIMEOUT_MS, extc_pool_fp_child, &a, &r, sizeof(r), why,
+	if (extc_as_user(&cr, POOL_FP_TIMEOUT_MS, extc_pool_fp_child, &a, r, sizeof(*r), why,
 			 whylen) != EXTC_AS_USER_DONE)
 		return (-1);
-	return (extc_fmt(fp, fplen, "%s", r.fp));
+	if (image != NULL && r->image_id[0] == '\0') {
+		extc_fmt(why, whylen, "the image file cannot be identified as a regular file");
+		return (-1);
+	}
+	return (0);
 }
 
-static int derive_key(spank_t sp, const struct extc_ids *ids, char *why, size_t whylen)
+static int derive_key(spank_t sp, const struct extc_ids *ids, const struct extc_pool_step_image *img,
+		      char *why, size_t whylen)
 {
+	static struct extc_pool_fp_res r;	/* too large for slurmstepd's stack */
 	const char *values[EXTC_POOL_KEY_NVARS + 1];
-	char user_key[EXTC_WARM_KEY_MAX + 1], fp[EXTC_POOL_FP_LEN + 1] = "", isa[40] = "";
+	char user_key[EXTC_WARM_KEY_MAX + 1], isa[40] = "", image_id[EXTC_POOL_IMAGE_ID_MAX + 8];
 	struct extc_pool_key_in in = { .values = values };
 	struct utsname u;
 	spank_err_t rc;
@@ -95,12 +106,19 @@ static int derive_key(spank_t sp, const struct extc_ids *ids, char *why, size_t 
 		if (extc_warm_check_key(user_key, why, whylen) < 0)
 			return (-1);
 		in.user_key = user_key;
-	} else {
-		read_values(sp, values);
-		if (install_fp(sp, ids, values, fp, sizeof(fp), why, whylen) < 0)
-			return (-1);
 	}
-	in.install = fp;
+	read_values(sp, values);
+	memset(&r, 0, sizeof(r));
+	if ((in.user_key == NULL || img->kind == EXTC_CTR_FILE) &&
+	    install_fp(sp, ids, values, img->kind == EXTC_CTR_FILE ? img->spec : NULL, &r, why,
+		       whylen) < 0)
+		return (-1);
+	if (img->kind == EXTC_CTR_FILE)
+		in.container = r.image_id;
+	else if (img->kind == EXTC_CTR_DIGEST &&
+		 extc_fmt(image_id, sizeof(image_id), "ref:%s", img->spec) == 0)
+		in.container = image_id;
+	in.install = in.user_key == NULL ? r.fp : "";
 	in.arch = uname(&u) == 0 ? u.machine : "";
 	if (extc_isa_fingerprint("/proc/cpuinfo", isa, sizeof(isa)) < 0)
 		isa[0] = '\0';
@@ -110,7 +128,8 @@ static int derive_key(spank_t sp, const struct extc_ids *ids, char *why, size_t 
 }
 
 void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 const struct extc_ids *ids, bool job_mode, const char *leaf_path)
+			 const struct extc_ids *ids, bool job_mode, const char *leaf_path,
+			 const struct extc_pool_step_image *img)
 {
 	char why[EXTC_WHY_MAX];
 	enum extc_pool_hold_result held;
@@ -118,8 +137,18 @@ void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct
 	extc_pool_step_reset();
 	if (!cfg->pool)
 		return;
+	/* a cold start is safe; another image's builds are not */
+	if (img->kind == EXTC_CTR_UNKNOWN) {
+		char shown[256];
+
+		extc_escape(img->spec, 200, shown, sizeof(shown));
+		extc_info("node pool: this step runs a container the plugin cannot identify (%s): it "
+			  "starts cold and is not pooled", shown);
+		return;
+	}
+	pool.in_container = img->kind != EXTC_CTR_HOST;
 	extc_warm_step_node(sp);
-	if (derive_key(sp, ids, why, sizeof(why)) < 0) {
+	if (derive_key(sp, ids, img, why, sizeof(why)) < 0) {
 		extc_info("node pool: no key for this step (%s): it starts cold and is not pooled", why);
 		return;
 	}
@@ -131,8 +160,9 @@ void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct
 	pool.held = held == EXTC_POOL_HELD;
 	if (!pool.held)
 		return;
-	extc_verbose("node pool: key %s (%s)%s", pool.key,
+	extc_verbose("node pool: key %s (%s%s)%s", pool.key,
 		     pool.from_user_key ? "from " EXTC_ENV_KEY : "derived from the environment",
+		     pool.in_container ? ", and the container image" : "",
 		     pool.hold.bytes == 0 ? ": it holds nothing yet, this step starts cold" : "");
 	/* a job-mode directory outlives the step: the epilog moves its builds in */
 	if (job_mode && extc_pool_job_note(cfg, pol, ids, pool.key, leaf_path, why, sizeof(why)) < 0)
@@ -167,6 +197,7 @@ bool extc_pool_step_held(void)
 {
 	return (pool.held);
 }
+
 
 bool extc_pool_step_seeds(const struct extc_config *cfg)
 {

@@ -8,14 +8,26 @@
 #include <slurm/spank.h>
 
 #include "config.h"
+#include "container_id.h"
 #include "fs_tree.h"
+
+/* The container image a step runs, as container_id.c told it. */
+struct extc_pool_step_image {
+	enum extc_ctr_kind kind;
+	const char *spec;	/* the file or reference; for EXTC_CTR_UNKNOWN, why */
+};
 
 /*
  * init_post_opt, as root, once the leaf exists: derive the step's key and
- * hold it (pool=node); in job mode, note it for the epilog.
+ * hold it (pool=node); in job mode, note it for the epilog. A step in an
+ * image the plugin cannot identify gets no key. 'leaf_path' is what the
+ * key seeds and takes in: for a step keyed by its image, <leaf>/container
+ * (where the cache variables point inside a container), never the host's
+ * part of the leaf.
  */
 void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 const struct extc_ids *ids, bool job_mode, const char *leaf_path);
+			 const struct extc_ids *ids, bool job_mode, const char *leaf_path,
+			 const struct extc_pool_step_image *img);
 
 /* Does this step hold a key of the node pool? */
 bool extc_pool_step_held(void);

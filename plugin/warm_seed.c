@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "container_envfile.h"
 #include "fs_ident.h"
 #include "fs_remove.h"
 #include "text.h"
@@ -16,7 +17,8 @@
 #include "warm_names.h"
 #include "warm_seed.h"
 
-static bool dir_is_empty(int parentfd, const char *name)
+/* Whether the directory holds nothing, or nothing but a file called 'allowed' (may be NULL). */
+static bool dir_holds_only(int parentfd, const char *name, const char *allowed)
 {
 	struct dirent *de;
 	bool empty = true;
@@ -30,12 +32,18 @@ static bool dir_is_empty(int parentfd, const char *name)
 	if (d == NULL)
 		return (false);
 	while (empty && (de = readdir(d)) != NULL)
-		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+			(allowed != NULL && strcmp(de->d_name, allowed) == 0);
 	closedir(d);
 	return (empty);
 }
 
-/* A leaf as slurmstepd makes it holds nothing but empty directories. */
+/*
+ * A leaf as slurmstepd makes it holds nothing but empty directories. An
+ * earlier step of a job-mode leaf may have left the env file for container
+ * runtimes (container_envfile.h), which is no build: that leaf is still
+ * fresh. Builds made in a container, under container/, make it not fresh.
+ */
 static int leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen)
 {
 	struct dirent *de;
@@ -50,7 +58,9 @@ static int leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen)
 	while (*fresh && (de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
 		    !extc_has_prefix(de->d_name, EXTC_SEEDED_MARK_PREFIX))
-			*fresh = dir_is_empty(leaffd, de->d_name);
+			*fresh = dir_holds_only(leaffd, de->d_name,
+						strcmp(de->d_name, EXTC_CONTAINER_SUBTREE) == 0 ?
+						EXTC_CONTAINER_ENVFILE : NULL);
 	}
 	closedir(d);
 	return (0);

@@ -27,6 +27,7 @@ arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
 plugin=/usr/lib/$multiarch/slurm-wlm/ext_cache.so
 conf=/etc/slurm/plugstack.conf.d/ext-cache.conf
+hook=/etc/enroot/hooks.d/50-ext-cache.sh
 t_check "Slurm's version read from slurm/slurm_version.h ($slurm)" test -n "$slurm"
 
 status() { dpkg-query -W -f='${Status}' "$pkgname" 2>/dev/null; }
@@ -84,17 +85,20 @@ t_contains "the description names the Slurm version" "Built against Slurm $slurm
 
 contents=$(dpkg-deb -c "$deb" | awk '{print $NF}' | sed 's|^\./|/|')
 missing=
-for re in "$plugin" "$conf" /usr/share/man/man8/ext_cache\\.8\\.gz \
+for re in "$plugin" "$conf" "$hook" /usr/share/man/man8/ext_cache\\.8\\.gz \
     "/usr/share/doc/$pkgname/README\\.md(\\.gz)?" "/usr/share/doc/$pkgname/NEWS(\\.gz)?" \
     "/usr/share/doc/$pkgname/copyright" "/usr/share/doc/$pkgname/changelog\\.Debian\\.gz"; do
     grep -qxE "$re" <<<"$contents" || missing="$missing $re"
 done
-t_eq "it holds the plugin, the snippet, the manual and the docs" "" "$missing"
+t_eq "it holds the plugin, the snippet, the enroot hook, the manual and the docs" "" "$missing"
+t_eq "the enroot hook is root's, mode 0755 (enroot runs only executable hooks)" "-rwxr-xr-x root/root" \
+    "$(dpkg-deb -c "$deb" | awk -v h=".$hook" '$NF == h {print $1, $2}')"
 t_eq "no .la, no /usr/local, nothing in the aliased /lib" "" \
     "$(grep -E '\.la$|^/usr/local|^/lib' <<<"$contents")"
 ctl=$PKG_WORK/control
 dpkg-deb -e "$deb" "$ctl"
-t_eq "the snippet is a conffile, the only one" "$conf" "$(cat "$ctl/conffiles" 2>/dev/null)"
+t_eq "the snippet and the enroot hook are conffiles, the only ones" "$hook $conf" \
+    "$(sort "$ctl/conffiles" 2>/dev/null | paste -sd' ' -)"
 x=$PKG_WORK/extracted
 dpkg-deb -x "$deb" "$x"
 t_eq "the packaged snippet is all comments (not enabled)" "" \
@@ -113,6 +117,7 @@ pkg_run "apt-get install $(basename "$deb") (dependencies resolved by apt)" "$PK
     env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "$deb"
 t_eq "installed" "install ok installed" "$(status)"
 t_check "$plugin installed" test -f "$plugin"
+t_eq "$hook installed, mode 0755" "755 root" "$(stat -c '%a %U' "$hook" 2>&1)"
 t_check "man ext_cache finds the manual" bash -c "man -w ext_cache | grep -qx /usr/share/man/man8/ext_cache.8.gz"
 t_eq "the installed snippet is not enabled" "" "$(grep -v '^#' "$conf" 2>/dev/null | grep -v '^[[:space:]]*$')"
 t_check "Debian's plugstack.conf includes the snippet's directory" \
@@ -214,6 +219,7 @@ t_check "dpkg -r kept the edited conffile" grep -q '^optional .*ext_cache\.so' "
 pkg_run "dpkg --purge" "$PKG_LOGS/deb-purge.log" dpkg --purge "$pkgname"
 t_check "purged" bash -c "[ -z \"\$(dpkg-query -W -f='\${Status}' $pkgname 2>/dev/null)\" ] || dpkg-query -W -f='\${Status}' $pkgname | grep -q not-installed"
 t_check "the conffile is gone" test ! -e "$conf"
+t_check "the enroot hook is gone" test ! -e "$hook"
 t_eq "the machine is as before (Slurm's files and packages)" "$before" "$(snapshot)"
 
 pkg_end

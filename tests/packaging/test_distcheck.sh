@@ -87,9 +87,12 @@ if pkg_run "the tarball configures out of tree with --prefix=/usr --sysconfdir=/
     pkg_run "make install DESTDIR=..." "$PKG_LOGS/distcheck-install.log" make -C "$build" install DESTDIR="$dest"
     files=$(cd "$dest" && find . -type f -o -type l | sed 's|^\.||' | sort)
     want=$(printf '%s\n' "$plugindir/ext_cache.so" /etc/slurm/plugstack.conf.d/ext-cache.conf \
+        /etc/enroot/hooks.d/50-ext-cache.sh \
         /usr/share/man/man8/ext_cache.8 /usr/share/doc/spank-ext-cache/README.md \
         /usr/share/doc/spank-ext-cache/NEWS | sort)
-    t_eq "make install: the plugin (no .la), the snippet, the manual, the docs; nothing else" "$want" "$files"
+    t_eq "make install: the plugin (no .la), the snippet, the enroot hook, the manual, the docs; nothing else" "$want" "$files"
+    t_eq "make install: the enroot hook is mode 0755 (enroot runs only executable hooks)" 755 \
+        "$(stat -c %a "$dest/etc/enroot/hooks.d/50-ext-cache.sh" 2>&1)"
     conf=$dest/etc/slurm/plugstack.conf.d/ext-cache.conf
     t_eq "the installed snippet is all comments" "" "$(grep -v '^#' "$conf" 2>/dev/null | grep -v '^[[:space:]]*$')"
     t_check "the installed snippet's line names the installed plugin" \

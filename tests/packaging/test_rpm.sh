@@ -49,17 +49,20 @@ t_contains "the description names the Slurm version" "Built against Slurm" "$(rp
 libdir=$(rpm --eval '%{_libdir}')
 plugin=$libdir/slurm/ext_cache.so
 conf=/etc/slurm/plugstack.conf.d/ext-cache.conf
+hook=/etc/enroot/hooks.d/50-ext-cache.sh
 files=$(rpm -qpl "$rpmfile")
 missing=
-for re in "$plugin" "$conf" '/usr/share/man/man8/ext_cache\.8(\.gz)?' \
+for re in "$plugin" "$conf" "$hook" '/usr/share/man/man8/ext_cache\.8(\.gz)?' \
     "/usr/share/doc/$name/README\\.md" "/usr/share/doc/$name/NEWS"; do
     grep -qxE "$re" <<<"$files" || missing="$missing $re"
 done
-t_eq "it holds the plugin, the snippet, the manual and the docs" "" "$missing"
+t_eq "it holds the plugin, the snippet, the enroot hook, the manual and the docs" "" "$missing"
+t_eq "the enroot hook is root's, mode 0755 (enroot runs only executable hooks)" "-rwxr-xr-x root root" \
+    "$(rpm -qp --qf '[%{FILENAMES} %{FILEMODES:perms} %{FILEUSERNAME} %{FILEGROUPNAME}\n]' "$rpmfile" | awk -v h="$hook" '$1 == h {print $2, $3, $4}')"
 t_eq "no .la, nothing under /usr/local" "" "$(grep -E '\.la$|^/usr/local' <<<"$files")"
-t_eq "the snippet is the only config file" "$conf" "$(rpm -qpc "$rpmfile")"
-t_eq "... marked %config(noreplace)" "$conf noreplace" \
-    "$(rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$rpmfile" | awk -v c="$conf" '$1 == c {print $1, ($2 ~ /n/ ? "noreplace" : "replace")}')"
+t_eq "the snippet and the enroot hook are the only config files" "$hook $conf" "$(rpm -qpc "$rpmfile" | sort | paste -sd' ' -)"
+t_eq "... both marked %config(noreplace)" "$hook noreplace $conf noreplace" \
+    "$(rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$rpmfile" | awk -v c="$conf" -v h="$hook" '$1 == c || $1 == h {print $1, ($2 ~ /n/ ? "noreplace" : "replace")}' | sort | paste -sd' ' -)"
 
 x=$PKG_WORK/extracted
 mkdir -p "$x"

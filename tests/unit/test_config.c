@@ -457,6 +457,8 @@ static void test_bad_value_of_every_key_names_key_and_value(void **state)
 	expect_refused("base=relative/path", "absolute");
 	expect_refused("default=sometimes", "expected one of local, job, off");
 	expect_refused("vars=1BAD", "start with a letter or _");
+	expect_refused("vars=MY_CACHE:container", "the subdirectory container is the plugin's own");
+	expect_refused("vars=CONTAINER", "the subdirectory container is the plugin's own");
 	expect_refused("on_error=explode", "expected fail or warn");
 	expect_refused("allow_shared_fs=perhaps", "expected yes or no");
 }

@@ -194,6 +194,7 @@ static void test_local_step_full_lifecycle(void **state)
 	int fds = count_fds();
 
 	(void)state;
+	assert_int_equal(chmod(tmpdir, 0755), 0);	/* the task, as the user, reaches its leaf */
 	fake_reset(S_CTX_REMOTE, &step0);
 	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
 	assert_int_equal(fake_option("local", 1), 0);
@@ -217,7 +218,30 @@ static void test_local_step_full_lifecycle(void **state)
 	snprintf(expect, sizeof(expect), "%s/numba", leaf);
 	assert_string_equal(fake_env_get("NUMBA_CACHE_DIR"), expect);
 
-	assert_int_equal(slurm_spank_task_init(NULL, 1, av), 0);
+	assert_int_equal(run_task_init(1, av), 0);
+	{
+		/* the task wrote, as the user, what runtimes without a variable read */
+		char envfile[PATH_MAX + 32], text[8192], want[PATH_MAX + 64];
+		struct stat sb;
+		FILE *f;
+		size_t n;
+
+		snprintf(envfile, sizeof(envfile), "%s/container/env", leaf);
+		assert_int_equal(lstat(envfile, &sb), 0);
+		assert_int_equal(sb.st_uid, JOB_UID);
+		f = fopen(envfile, "r");
+		assert_non_null(f);
+		n = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+		text[n] = '\0';
+		snprintf(want, sizeof(want), "TORCH_EXTENSIONS_DIR=%s/container/torch_extensions\n", leaf);
+		assert_non_null(strstr(text, want));
+		snprintf(want, sizeof(want), "SLURM_EXT_CACHE_DIR=%s\n", leaf);
+		assert_non_null(strstr(text, want));
+		/* as on the host: PyTorch's kernel cache is off where its directory is missing */
+		snprintf(envfile, sizeof(envfile), "%s/container/torch_kernels", leaf);
+		assert_dir(envfile, JOB_UID, JOB_GID, 0700);
+	}
 	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 	assert_false(exists("%s", leaf));
 	assert_true(exists("%s/%d/77", base, JOB_UID));

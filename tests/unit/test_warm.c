@@ -255,6 +255,35 @@ static void test_seed_copies_and_a_second_seed_does_nothing(void **state)
 	close(leaf);
 }
 
+/*
+ * The env file for container runtimes (container_envfile.h) is no build: a
+ * leaf with it is still fresh. A build made in a container is one.
+ */
+static void test_seed_container_env_file_is_no_build(void **state)
+{
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	char why[512];
+	int src, leaf;
+
+	(void)state;
+	opts_init(&o);
+	make_cache("ce/src");
+	src = opendir_at("ce/src");
+	leaf = make_leaf("ce/leaf");
+	assert_int_equal(mkdirs("ce/leaf/container"), 0);
+	assert_int_equal(mkdirs("ce/other/container/torch_extensions"), 0);
+	close(openat(fx.rootfd, "ce/leaf/container/env", O_WRONLY | O_CREAT | O_EXCL, 0600));
+	assert_true(there("ce/leaf/container/env"));
+	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
+	assert_true(there("ce/leaf/torch_extensions/good/good.so"));
+	close(leaf);
+	leaf = make_leaf("ce/other");
+	assert_int_equal(extc_warm_seed(src, leaf, &o, &st, why, sizeof(why)), EXTC_SEED_NOT_FRESH);
+	close(src);
+	close(leaf);
+}
+
 static void test_seed_max_exceeded_copies_nothing(void **state)
 {
 	struct extc_warm_opts o;
@@ -851,6 +880,7 @@ int main(void)
 		cmocka_unit_test(test_symlinks_copied_not_followed),
 		cmocka_unit_test(test_seed_copies_and_a_second_seed_does_nothing),
 		cmocka_unit_test(test_seed_max_exceeded_copies_nothing),
+		cmocka_unit_test(test_seed_container_env_file_is_no_build),
 		cmocka_unit_test(test_publish_only_complete_entries),
 		cmocka_unit_test(test_inductor_locks_never_published_nor_seeded),
 		cmocka_unit_test(test_stale_limit_is_twice_publish_timeout_at_least_an_hour),
