@@ -16,7 +16,11 @@
 #      mounts that moved to the root-only trash with the job's tree and
 #      removes the rest; no node drained, no process stuck;
 #   4. cleanup: the daemons killed, any mount left detached (umount -l in the
-#      node's namespace); a later job's epilog leaves nothing behind.
+#      node's namespace); a later job's epilog leaves nothing behind;
+#   5.-6. the same with the node pool, and without allow_other;
+#   7. a container image named on such a mount (case 76): only the key's
+#      fingerprint process, the user's, looks at it, and gives up at its
+#      bound; the step runs cold and unpooled.
 # Every wait is a poll with a deadline. The cases run in order: each goes on
 # from the state the one before left.
 
@@ -453,4 +457,26 @@ teardown_file() {
     itest_poll 10 no_hang_daemon || fail "daemons still running: $(hang_pids | paste -sd' ')"
     itest_no_drain
     assert_none_stuck
+}
+
+@test "7: a container image named on a never-answering FUSE mount: the key's process gives up, the step runs cold and unpooled; no drain" {
+    local out rc=0 job mnt=$LAB/work/imghang
+    itest_cluster "base=$B pool=node"
+    # a stand-in for the runtime, so that the step's argv names the image
+    printf '#!/bin/sh\nshift 2\nexec "$@"\n' >"$LAB/work/apptainer" && chmod 0755 "$LAB/work/apptainer"
+    lab_user mkdir -p "$mnt" || fail "cannot make $mnt"
+    out=$(lab_user timeout -k 5 60 srun -w n1 -N1 -n1 "$HANG" "$mnt" "$LAB/work/img.pid.hang" 2>&1) ||
+        fail "cannot mount fuse_hang at $mnt: $out"
+    [ -n "$(hang_mounts)" ] || fail "no fuse_hang mount in n1's namespace"
+    # only the key's fingerprint process (the user's) looks at the image
+    # shellcheck disable=SC2016 # expanded by the task
+    out=$(lab_user timeout -k 5 60 srun -w n1 -N1 -n1 --ext-cache=local \
+        "$LAB/work/apptainer" exec "$mnt/img.sqsh" sh -c 'echo "JOB $SLURM_JOB_ID"' 2>&1) || rc=$?
+    [ "$rc" -eq 0 ] || fail "srun failed ($rc): $out"
+    job=$(awk '/^JOB/ {print $2}' <<<"$out")
+    log_has "job $job step 0: node pool: no key for this step \(.*\): it starts cold and is not pooled" 30
+    assert_equal "$(lab_wait_job "$job" 60)" COMPLETED
+    itest_no_drain
+    hang_cleanup
+    assert_equal "mounts left: $(hang_mounts)" "mounts left: "
 }

@@ -224,8 +224,9 @@ RACE
     srun_user -N1 --ext-cache=local --ext-cache-seed="$W/rootonly" bash -c 'ls -A "$SLURM_EXT_CACHE_DIR"; echo rc=$?'
     contains "$out" "error: ext-cache: job"
     contains "$out" "--ext-cache-seed=$W/rootonly: not seeded, the step goes on with an empty cache: cannot open it: Permission denied"
-    # an empty cache: a fresh leaf holds only torch_kernels (docs/cache-dirs.md)
-    assert_equal "$(grep -v 'ext-cache' <<<"$out" | tr '\n' ' ' | sed 's/ $//')" "torch_kernels rc=0"
+    # an empty cache: a fresh leaf holds only torch_kernels (docs/cache-dirs.md) and the part for
+    # containers (docs/containers.md)
+    assert_equal "$(grep -v 'ext-cache' <<<"$out" | tr '\n' ' ' | sed 's/ $//')" "container torch_kernels rc=0"
 }
 
 @test "6: seed_max= exceeded: refused naming both sizes, nothing copied; seed_max=0 disables seeding" {
@@ -236,7 +237,7 @@ RACE
     echo "#   (the seed's torch_extensions: $(du -sb --apparent-size "$PUB/torch_extensions" | cut -f1) bytes)" >&3
     contains "$out" "not seeded, the step goes on with an empty cache: it holds "
     contains "$out" "more than the 4.0 KiB (4096 bytes) the admin allows (seed_max=); nothing was copied"
-    assert_equal "$(grep -v 'ext-cache' <<<"$out" | tr '\n' ' ' | sed 's/ $//')" "torch_kernels rc=0"
+    assert_equal "$(grep -v 'ext-cache' <<<"$out" | tr '\n' ' ' | sed 's/ $//')" "container torch_kernels rc=0"
     itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE seed_max=0"
     srun_user -N1 --ext-cache=local --ext-cache-seed="$PUB" true
     contains "$out" "ignored: seeding is disabled on this cluster (seed_max=0)"

@@ -17,6 +17,14 @@
 #                              mount a suite left inside)
 #   rel_apt SUITE PKG...       apt-get install inside, no recommends, no daemons
 #   rel_run SUITE CMD...       run CMD inside as root with a clean environment
+#   rel_run_pivot SUITE CMD... the same, but as the root of its own mount and PID
+#                              namespaces (pivot_root, not chroot): the kernel
+#                              refuses a user namespace to a chrooted process, and
+#                              unprivileged container runtimes need one; whatever
+#                              CMD leaves running dies with it
+#   rel_sid_deb SUITE PKG      PKG's .deb from Debian sid, installed with its
+#                              dependencies from SUITE (a private apt state for
+#                              sid: SUITE's own package lists stay as they are)
 #   rel_copy_tree SUITE SRC DEST  the source tree SRC into the chroot at DEST, as
 #                              git has it (tracked and untracked-not-ignored files;
 #                              outside a checkout, everything but tests/logs)
@@ -182,16 +190,59 @@ rel_umount() {
 
 # rel_run SUITE CMD...: as root inside, cwd /, environment: PATH HOME LANG
 # TERM and the variables named in REL_PASS_ENV.
-rel_run() {
-    local suite=$1 root v
-    shift
-    root=$(rel_root "$suite")
-    local -a envs=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+# _rel_envs: the environment a command inside gets, into the array _REL_ENVS
+_rel_envs() {
+    local v
+    _REL_ENVS=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
         LANG=C.UTF-8 TERM=dumb)
     for v in ${REL_PASS_ENV:-}; do
-        [ -n "${!v+x}" ] && envs+=("$v=${!v}")
+        [ -n "${!v+x}" ] && _REL_ENVS+=("$v=${!v}")
     done
-    chroot "$root" /usr/bin/env -i "${envs[@]}" "$@"
+}
+
+rel_run() {
+    local suite=$1 root
+    shift
+    root=$(rel_root "$suite")
+    _rel_envs
+    chroot "$root" /usr/bin/env -i "${_REL_ENVS[@]}" "$@"
+}
+
+rel_run_pivot() {
+    local suite=$1 root
+    shift
+    root=$(rel_root "$suite")
+    _rel_envs
+    _rel_is_mount "$root" || { _rel_err "rel_run_pivot: $root is not mounted (rel_mount)"; return 1; }
+    mkdir -p -- "$root/.extc-oldroot" || return 1
+    # the chroot is a mount of its own (rel_mount), which pivot_root needs;
+    # its /proc is made again for the new PID namespace; then the old root
+    # is let go, so nothing of the host stays reachable
+    # shellcheck disable=SC2016 # expanded by the inner shells
+    unshare --mount --pid --fork --propagation private -- /bin/sh -c '
+        root=$1; shift
+        mount -t proc proc "$root/proc" && cd "$root" && pivot_root . .extc-oldroot || exit 125
+        cd / && exec /usr/bin/env -i "$@"' extc-pivot "$root" "${_REL_ENVS[@]}" \
+        /bin/sh -c 'umount -l /.extc-oldroot && exec "$@"' extc-pivot "$@"
+}
+
+# _rel_mirror is the host's: sid is on the same mirror
+rel_sid_deb() {
+    local suite=$1 pkg=$2 mirror
+    mirror=$(_rel_mirror)
+    # shellcheck disable=SC2016 # expanded inside
+    rel_run "$suite" env MIRROR="$mirror" PKG="$pkg" bash -e -c '
+        state=/var/lib/extc-sid
+        mkdir -p "$state/lists/partial" "$state/cache/archives/partial" "$state/debs"
+        echo "deb $MIRROR sid main" >"$state/sources.list"
+        sid=(-o Dir::Etc::SourceList="$state/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+            -o Dir::State::Lists="$state/lists" -o Dir::Cache="$state/cache"
+            -o Acquire::Check-Valid-Until=false)
+        apt-get "${sid[@]}" -o DPkg::Lock::Timeout=600 update -qq
+        cd "$state/debs" && rm -f ./*.deb
+        apt-get "${sid[@]}" download "$PKG"
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+            --no-install-recommends ./"$PKG"_*.deb'
 }
 
 rel_apt() {

@@ -33,12 +33,16 @@ REL_SRC=$(cd "$REL_DIR/../.." && pwd)
 # Which suites run on every release, and why the others do not: see README
 # ("Compatibility") for the table.
 REL_SUITES="integration/test_core integration/test_lifecycle integration/test_warm
-    integration/test_torch integration/test_inductor integration/test_init_failure integration/test_pool integration/test_stall packaging/test_deb
-    packaging/test_rpm"
+    integration/test_torch integration/test_inductor integration/test_init_failure integration/test_pool
+    integration/test_stall integration/test_container_key packaging/test_deb packaging/test_rpm"
 
 suite=${1:-}
 shift
 case $suite in trixie | forky) ;; *) echo "usage: $0 trixie|forky [SUITE...]" >&2; exit 2 ;; esac
+# Apptainer for real: Debian has it from sid only (1.4.5, which needs forky's
+# glibc), so on forky alone; its suite runs pivoted (rel_run_pivot), as an
+# unprivileged Apptainer needs a user namespace
+[ "$suite" = forky ] && REL_SUITES="$REL_SUITES containers/test_apptainer"
 [ "$#" -gt 0 ] && REL_SUITES="$*"
 [ "$(id -u)" -eq 0 ] || { t_fail "running as root" "$0 builds chroots and starts Slurm"; t_summary; exit 1; }
 
@@ -141,13 +145,22 @@ export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-$((port + 1))}
 # (the packages are built with their make check, as a packager builds them)
 # shellcheck disable=SC2034 # read by rel_run (chroot.sh)
 REL_PASS_ENV="EXTC_LAB EXTC_LAB_CTLD_PORT EXTC_LAB_SLURMD_PORT CI"
+# Apptainer from sid and the test image's busybox, for the containers suites
+if [[ " $REL_SUITES " == *" containers/"* ]]; then
+    t1=$EPOCHREALTIME
+    { rel_sid_deb "$suite" apptainer && rel_apt "$suite" busybox-static; } >"$logs/apt-apptainer.log" 2>&1
+    t_eq "$suite: Apptainer from Debian sid and busybox-static installed ($(rel_since "$t1") s)" 0 "$?" ||
+        t_note "$(tail -n 20 "$logs/apt-apptainer.log")"
+fi
 for s in $REL_SUITES; do
     t1=$EPOCHREALTIME
     name=${s//\//-}
+    run=rel_run
+    [[ $s == containers/* ]] && run=rel_run_pivot
     if [ -f "$REL_SRC/tests/$s.bats" ]; then
         # a bats file: its TAP lines, one per @test, are the counts; a
         # skipped @test ("ok N name # skip") is a failure, as in run-all.sh
-        rel_run "$suite" env EXTC_TEST_LOGS=/build/logs bats --tap "/build/src/tests/$s.bats" </dev/null >"$logs/$name.log" 2>&1
+        "$run" "$suite" env EXTC_TEST_LOGS=/build/logs bats --tap "/build/src/tests/$s.bats" </dev/null >"$logs/$name.log" 2>&1
         rc=$?
         p=$(grep -E '^ok [0-9]+ ' "$logs/$name.log" | grep -cvE ' # skip( |$)')
         f=$(($(grep -cE '^not ok [0-9]+ ' "$logs/$name.log") + $(grep -cE '^ok [0-9]+ .* # skip( |$)' "$logs/$name.log")))
