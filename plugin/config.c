@@ -49,6 +49,13 @@ const char *extc_config_torch_subdir(const struct extc_config *cfg)
 	return (var != NULL ? var->subdir : NULL);
 }
 
+const char *extc_config_triton_subdir(const struct extc_config *cfg)
+{
+	const struct extc_var *var = extc_config_find_var(cfg, "TRITON_CACHE_DIR");
+
+	return (var != NULL ? var->subdir : NULL);
+}
+
 const char *extc_config_inductor_subdir(const struct extc_config *cfg)
 {
 	const struct extc_var *var = extc_config_find_var(cfg, "TORCHINDUCTOR_CACHE_DIR");
@@ -197,6 +204,16 @@ static int parse_on_error(struct extc_config *cfg, const char *value, char *why,
 	}
 	extc_fmt(why, whylen, "expected fail or warn");
 	return (-1);
+}
+
+/* By default a step fails only when its user asked for the cache it cannot have. */
+bool extc_on_error_fails(enum extc_on_error on_error, bool user_asked)
+{
+	if (on_error == EXTC_ON_ERROR_FAIL)
+		return (true);
+	if (on_error == EXTC_ON_ERROR_WARN)
+		return (false);
+	return (user_asked);
 }
 
 static int parse_shared(struct extc_config *cfg, const char *value, char *why, size_t whylen)

@@ -34,6 +34,9 @@ enum extc_on_error {
 	EXTC_ON_ERROR_WARN,
 };
 
+/* Whether a failure fails the step: on_error=, or by default whether the user asked for a mode. */
+bool extc_on_error_fails(enum extc_on_error on_error, bool user_asked);
+
 struct extc_var {
 	char name[EXTC_VAR_NAME_MAX + 1];
 	char subdir[EXTC_SUBDIR_MAX + 1];
@@ -44,6 +47,12 @@ struct extc_var {
 	 * admin names in vars= is unknown, so it gets one.
 	 */
 	bool make_dir;
+	/*
+	 * The tool loads code it built (dlopen, a Python extension) from its
+	 * directory, which a noexec mount refuses (noexec.h). A name an admin
+	 * adds in vars= is unknown: assumed to.
+	 */
+	bool loads_code;
 };
 
 struct extc_config {
@@ -81,6 +90,8 @@ const struct extc_var *extc_config_find_var(const struct extc_config *cfg, const
 const char *extc_config_torch_subdir(const struct extc_config *cfg);
 /* TORCHINDUCTOR_CACHE_DIR's subdirectory, or NULL when it is not in the list. */
 const char *extc_config_inductor_subdir(const struct extc_config *cfg);
+/* TRITON_CACHE_DIR's subdirectory, or NULL when it is not in the list. */
+const char *extc_config_triton_subdir(const struct extc_config *cfg);
 int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvars,
 			   char *why, size_t whylen);
 

@@ -123,6 +123,7 @@ int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvar
 			return (-1);
 		}
 		vars[n].make_dir = extc_config_builtin_makes_dir(vars[n].name);
+		vars[n].loads_code = extc_config_builtin_loads_code(vars[n].name);
 		for (i = 0; i < n; i++) {
 			if (strcmp(vars[i].name, vars[n].name) == 0) {
 				extc_fmt(why, whylen, "%s is listed twice", vars[n].name);

@@ -17,6 +17,7 @@
 #include "fs_tree.h"
 #include "layout.h"
 #include "log.h"
+#include "noexec.h"
 #include "pool_fs.h"
 #include "pool_job.h"
 #include "text.h"
@@ -108,6 +109,26 @@ static void empty_trash_later(const struct extc_config *cfg, const struct extc_f
 }
 
 /*
+ * Said once at daemon start, for the admin: every step of this node will be
+ * failed or run without its cache (noexec.h). A per-job /tmp that is noexec
+ * is not seen here; each task looks at its own.
+ */
+static void warn_noexec_base(const struct extc_config *cfg)
+{
+	const char *var = extc_noexec_first_loader(cfg, NULL);
+	char shown[4 * EXTC_BASE_MAX + 8];
+
+	if (var == NULL || extc_exec_probe_path(cfg->base) != EXTC_EXEC_NOEXEC)
+		return;
+	extc_escape(cfg->base, EXTC_BASE_MAX, shown, sizeof(shown));
+	extc_error("base %s is on a noexec mount, where %s's tool cannot load the code it builds: "
+		   "%s (mount it exec or choose another base=)", shown, var,
+		   cfg->on_error == EXTC_ON_ERROR_FAIL ? "steps fail" :
+		   cfg->on_error == EXTC_ON_ERROR_WARN ? "steps run without a private cache" :
+		   "steps that ask for a cache fail, the others run without one");
+}
+
+/*
  * At daemon start the base is made root-owned before any user can squat
  * its name; a bad argument stops here, loudly, long before a job runs.
  */
@@ -128,6 +149,7 @@ int extc_node_slurmd_init(spank_t sp, int ac, char **av)
 		extc_error("%s (steps will try again)", why);
 		return (0);
 	}
+	warn_noexec_base(&cfg);
 	/* what an emptier interrupted by a crash or reboot left behind */
 	if (extc_run_detached(empty_trash_now, &(struct trash_job){ .cfg = cfg, .pol = pol }) < 0)
 		extc_debug("slurmd: the trash is left for the next epilog");

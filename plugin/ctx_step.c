@@ -22,12 +22,14 @@
 #include "layout.h"
 #include "log.h"
 #include "mode.h"
+#include "noexec.h"
 #include "option.h"
 #include "pool_step.h"
 #include "step_image.h"
 #include "text.h"
 #include "warm_seed.h"
 #include "warm_step.h"
+#include "warm_tell.h"
 
 /* The step's detached end, as ps shows it (and the tests look for it). */
 #define EXTC_FINISHER_NAME "extc-finisher"
@@ -107,11 +109,7 @@ static const char *job_env(spank_t sp, const char *name, char *buf, int len)
 /* What the admin chose for a failure, or by default: fail only if the user asked. */
 static bool failure_fails_step(void)
 {
-	if (step.cfg.on_error == EXTC_ON_ERROR_FAIL)
-		return (true);
-	if (step.cfg.on_error == EXTC_ON_ERROR_WARN)
-		return (false);
-	return (step.choice.user_asked);
+	return (extc_on_error_fails(step.cfg.on_error, step.choice.user_asked));
 }
 
 /*
@@ -391,6 +389,31 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 }
 
 /*
+ * A tool that loads what it builds (torch extensions, Triton, Inductor)
+ * fails on a noexec mount with a message that names neither the mount nor
+ * this plugin. Asked where the task sees the directory: a per-job /tmp
+ * (namespace/linux, job_container/tmpfs) can be noexec for one job only.
+ * Each task asks for itself (an open and an fstatvfs), as what it decides
+ * must hold in its own process.
+ */
+static int refuse_noexec(spank_t sp)
+{
+	enum extc_noexec_action action;
+
+	/* 'why' is written only for a step that fails or warns */
+	action = extc_noexec_decide(extc_exec_probe_path(step.leaf_path), step.leaf_path, &step.cfg,
+				    step.exported, step.choice.user_asked, step.why,
+				    sizeof(step.why));
+	if (action == EXTC_NOEXEC_FINE)
+		return (0);
+	step.fail_step = action == EXTC_NOEXEC_FAIL;
+	step.warn_step = !step.fail_step;
+	if (step.warn_step)
+		unexport_vars(sp);
+	return (0);
+}
+
+/*
  * Runs as root in each task's process, after Slurm has moved it into the
  * job's mount namespace if there is one (job_container/tmpfs). If the base
  * lies inside what that namespace replaces (a per-job /tmp), the task does
@@ -414,14 +437,14 @@ int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
 				     sizeof(why));
 	if (found == EXTC_LEVEL_FOUND && step.leaf_id_known && seen.dev == step.leaf_id.dev &&
 	    seen.ino == step.leaf_id.ino)
-		return (0);
+		return (refuse_noexec(sp));
 	pol.job_private = true;
 	pol.job_uid = step.ids.uid;
 	if (extc_tree_create(&step.cfg, &pol, &step.ids, step.choice.mode, path, sizeof(path),
 			     &hold, why, sizeof(why)) == 0) {
 		close(hold);
 		extc_debug("made %s in the job's own mount namespace", path);
-		return (0);
+		return (refuse_noexec(sp));
 	}
 	/* the variables point nowhere in this task: treat it like a failed creation */
 	extc_fmt(step.why, sizeof(step.why), "in the job's mount namespace: %s", why);
@@ -528,6 +551,8 @@ static void seed_once(spank_t sp, uint32_t stepid, bool tell, bool seeds)
 		markfd = openat(fd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (markfd >= 0)
 			close(markfd);
+		/* the one task of the node that knows how the directory started says it, if asked */
+		extc_warm_tell(sp);
 		/* task 0 tells everything below; another task tells what its seeding found */
 		if (tell)
 			extc_warm_step_notify(before);

@@ -66,3 +66,8 @@ void extc_debug(const char *fmt, ...)
 {
 	EXTC_LOG_BODY(slurm_debug);
 }
+
+void extc_user(const char *fmt, ...)
+{
+	EXTC_LOG_BODY(slurm_spank_log);
+}

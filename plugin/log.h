@@ -14,4 +14,11 @@ void extc_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void extc_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void extc_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * A line for the user, not a problem: from a task it reaches the user's
+ * terminal at error's level without "error: " (slurm_spank_log), and the
+ * slurmd log as well.
+ */
+void extc_user(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif /* EXTC_LOG_H_ */

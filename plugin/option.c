@@ -15,7 +15,7 @@
 #include "text.h"
 #include "warm_path.h"
 
-enum { OPT_MODE, OPT_SEED, OPT_PUBLISH, OPT_COUNT };
+enum { OPT_MODE, OPT_SEED, OPT_PUBLISH, OPT_VERBOSE, OPT_COUNT };
 
 /*
  * What set the kept value, in rising precedence: nothing yet, the job's
@@ -34,6 +34,7 @@ static const char *const option_names[OPT_COUNT] = {
 	[OPT_MODE] = "--ext-cache",
 	[OPT_SEED] = "--ext-cache-seed",
 	[OPT_PUBLISH] = "--ext-cache-publish",
+	[OPT_VERBOSE] = "--ext-cache-verbose",
 };
 
 /*
@@ -47,6 +48,7 @@ static const char *const inherited_env[OPT_COUNT] = {
 	[OPT_MODE] = "SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache",
 	[OPT_SEED] = "SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache_seed",
 	[OPT_PUBLISH] = "SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache_publish",
+	[OPT_VERBOSE] = "SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache_verbose",
 };
 
 /*
@@ -225,7 +227,8 @@ static int option_cb(int val, const char *optarg, int remote)
 		extc_error("%s", why);
 		return (-1);
 	}
-	if (val != OPT_MODE && extc_warm_check_dir(value, option_names[val], why, sizeof(why)) < 0) {
+	if ((val == OPT_SEED || val == OPT_PUBLISH) &&
+	    extc_warm_check_dir(value, option_names[val], why, sizeof(why)) < 0) {
 		extc_error("%s", why);
 		return (-1);
 	}
@@ -261,6 +264,15 @@ static struct spank_option options[OPT_COUNT] = {
 		.val = OPT_PUBLISH,
 		.cb = option_cb,
 	},
+	{
+		.name = "ext-cache-verbose",
+		.arginfo = NULL,
+		.usage = "Say on each node whether the step's cache started warm (from where, how "
+			 "many files) or cold (why). Also read from SLURM_EXT_CACHE_VERBOSE=1.",
+		.has_arg = 0,
+		.val = OPT_VERBOSE,
+		.cb = option_cb,
+	},
 };
 
 int extc_option_register(spank_t sp)
@@ -288,6 +300,11 @@ const char *extc_option_value(void)
 const char *extc_option_seed(void)
 {
 	return (request[OPT_SEED].source != SOURCE_NONE ? request[OPT_SEED].value : NULL);
+}
+
+bool extc_option_verbose(void)
+{
+	return (request[OPT_VERBOSE].source != SOURCE_NONE);
 }
 
 const char *extc_option_publish(void)

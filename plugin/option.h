@@ -19,6 +19,9 @@ const char *extc_option_value(void);
 const char *extc_option_seed(void);
 const char *extc_option_publish(void);
 
+/* Was --ext-cache-verbose given (a flag: its value is empty)? */
+bool extc_option_verbose(void);
+
 /*
  * Where this process's command-line strings lie, instead of reading
  * /proc/self/stat: for the unit tests, whose own command line is not the

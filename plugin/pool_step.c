@@ -20,6 +20,7 @@
 #include "warm_path.h"
 #include "warm_step.h"
 #include "warm_sweep.h"
+#include "warm_tell.h"
 
 #define POOL_VALUE_MAX 4096
 /*
@@ -127,6 +128,25 @@ static int derive_key(spank_t sp, const struct extc_ids *ids, const struct extc_
 	return (extc_pool_key(&in, pool.key, sizeof(pool.key)));
 }
 
+/* Why the key will not seed the step, for the --ext-cache-verbose line (a seed named may yet). */
+static void report_open(const struct extc_config *cfg, enum extc_pool_hold_result held,
+			const char *why)
+{
+	struct extc_warm_report *r = extc_warm_tell_report();
+	char key[16];
+
+	extc_warm_report_key(pool.key, key, sizeof(key));
+	if (held == EXTC_POOL_EVICTING)
+		extc_warm_report_cold(r, "the node pool's key %s is being evicted", key);
+	else if (held != EXTC_POOL_HELD)
+		extc_warm_report_cold(r, "the node pool refused the key: %s", why);
+	else if (pool.hold.bytes == 0)
+		extc_warm_report_cold(r, "the node pool's key for this environment (%s) holds "
+				      "nothing yet", key);
+	else if (cfg->seed_max == 0)
+		extc_warm_report_cold(r, "seeding is disabled on this node (seed_max=0)");
+}
+
 void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct extc_fs_policy *pol,
 			 const struct extc_ids *ids, bool job_mode, const char *leaf_path,
 			 const struct extc_pool_step_image *img)
@@ -144,12 +164,15 @@ void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct
 		extc_escape(img->spec, 200, shown, sizeof(shown));
 		extc_info("node pool: this step runs a container the plugin cannot identify (%s): it "
 			  "starts cold and is not pooled", shown);
+		extc_warm_report_cold(extc_warm_tell_report(), "this step runs a container the plugin "
+				      "cannot identify (%s): no node pool key, not pooled", shown);
 		return;
 	}
 	pool.in_container = img->kind != EXTC_CTR_HOST;
 	extc_warm_step_node(sp);
 	if (derive_key(sp, ids, img, why, sizeof(why)) < 0) {
 		extc_info("node pool: no key for this step (%s): it starts cold and is not pooled", why);
+		extc_warm_report_cold(extc_warm_tell_report(), "no node pool key for this step: %s", why);
 		return;
 	}
 	held = extc_pool_hold(cfg, pol, ids, pool.key, &pool.hold, why, sizeof(why));
@@ -158,6 +181,7 @@ void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct
 	else if (held == EXTC_POOL_REFUSED)
 		extc_error("node pool: %s; this step starts cold and is not pooled", why);
 	pool.held = held == EXTC_POOL_HELD;
+	report_open(cfg, held, why);
 	if (!pool.held)
 		return;
 	extc_verbose("node pool: key %s (%s%s)%s", pool.key,
@@ -205,6 +229,16 @@ bool extc_pool_step_seeds(const struct extc_config *cfg)
 	return (pool.held && !extc_warm_step_seeds() && cfg->seed_max > 0 && pool.hold.bytes > 0);
 }
 
+/* What the key's seed did, for the --ext-cache-verbose line. */
+static void report_seed(const struct extc_warm_seed_res *r)
+{
+	char key[16], where[64];
+
+	extc_warm_report_key(pool.key, key, sizeof(key));
+	extc_fmt(where, sizeof(where), "the node pool (key %s)", key);
+	extc_warm_report_seeded(extc_warm_tell_report(), where, r, child.arg.opts.take);
+}
+
 void extc_pool_step_seed(const struct extc_config *cfg, const struct extc_ids *ids,
 			 const char *leaf_path)
 {
@@ -215,12 +249,16 @@ void extc_pool_step_seed(const struct extc_config *cfg, const struct extc_ids *i
 		return;
 	extc_warm_step_arg(&child.arg, cfg, ids, leaf_path, cfg->seed_timeout, pool.key);
 	child.arg.seed = pool.hold.dir;
+	/* the key's builds are renamed into the leaf, and moved back at the end: no copy */
+	child.arg.opts.take = true;
 	/* in the task, as the user: what waits on it is the user's own */
 	extc_warm_seed_child(&child.arg, &child.res, sizeof(child.res));
 	extc_warm_size_text(r->st.bytes, size, sizeof(size));
+	report_seed(r);
 	if (r->seed == EXTC_SEED_DONE)
-		extc_verbose("node pool: seeded %s from key %s: %llu files, %s in %.3f s", leaf_path,
-			     pool.key, (unsigned long long)r->st.files, size, (double)r->ns / 1e9);
+		extc_verbose("node pool: seeded %s from key %s: took %llu entries by rename (no "
+			     "copy) in %.3f s", leaf_path, pool.key, (unsigned long long)r->st.files,
+			     (double)r->ns / 1e9);
 	else if (r->seed == EXTC_SEED_REFUSED)
 		extc_info("node pool: not seeded, the step starts cold: %s", r->seed_why);
 }

@@ -12,5 +12,7 @@
 size_t extc_config_builtin_vars(const struct extc_var **vars);
 /* Whether the leaf must hold the directory of a variable called 'name' (see struct extc_var). */
 bool extc_config_builtin_makes_dir(const char *name);
+/* Whether the tool reading 'name' loads code from its directory (see struct extc_var). */
+bool extc_config_builtin_loads_code(const char *name);
 
 #endif /* EXTC_VARS_H_ */

@@ -12,6 +12,7 @@
 #include "text.h"
 #include "warm_child.h"
 #include "warm_publish.h"
+#include "warm_take.h"
 
 _Static_assert(sizeof(struct extc_warm_seed_res) <= EXTC_AS_USER_RES_MAX,
 	       "the seed result must cross the helper's pipe in one write");
@@ -43,9 +44,13 @@ static void child_seed(struct extc_warm_child_arg *a, int leaffd, struct extc_wa
 	r->unchecked = ret == EXTC_MANIFEST_ABSENT;
 	if (ret == EXTC_MANIFEST_FAILED)
 		r->seed = EXTC_SEED_REFUSED;
-	else
-		r->seed = extc_warm_seed(fd, leaffd, &a->opts, &r->st, r->seed_why,
-					    sizeof(r->seed_why));
+	else {
+		a->opts.dest = a->leaf;	/* Triton's group files name the leaf's copies */
+		r->seed = a->opts.take ? extc_warm_take(fd, leaffd, &a->opts, &r->st, r->seed_why,
+							sizeof(r->seed_why)) :
+					 extc_warm_seed(fd, leaffd, &a->opts, &r->st, r->seed_why,
+							sizeof(r->seed_why));
+	}
 	r->ns = extc_monotonic_ns() - t0;
 	close(fd);
 }
@@ -125,6 +130,7 @@ int extc_warm_publish_child(void *varg, void *res, size_t reslen)
 		extc_fmt(r->why, sizeof(r->why), "cannot open it: %s", strerror(errno));
 		goto out;
 	}
+	a->opts.dest = a->publish;	/* Triton's group files name DIR's entries */
 	rv = extc_warm_publish(leaffd, dirfd, &a->opts, &a->want, &r->rep, r->why, sizeof(r->why));
 out:
 	r->ns = extc_monotonic_ns() - t0;
@@ -149,6 +155,7 @@ int extc_warm_child_arg_init(struct extc_warm_child_arg *a, const struct extc_co
 	a->opts.nsubdirs = cfg->nvars;
 	a->opts.torch_subdir = extc_config_torch_subdir(cfg);
 	a->opts.inductor_subdir = extc_config_inductor_subdir(cfg);
+	a->opts.triton_subdir = extc_config_triton_subdir(cfg);
 	a->opts.max_bytes = cfg->seed_max;
 	/* the child stops by itself a little before the parent would kill it */
 	a->opts.deadline_ns = extc_monotonic_ns() + (uint64_t)timeout_s * 900000000ULL;

@@ -18,6 +18,7 @@
 #include "warm_data.h"
 #include "warm_names.h"
 #include "warm_ninja.h"
+#include "warm_triton.h"
 
 #define COPY_BUF_SIZE (256u * 1024u)
 
@@ -27,6 +28,8 @@ enum role {
 	ROLE_TORCH,		/* TORCH_EXTENSIONS_DIR: extension directories (or pyXY_cu groups) */
 	ROLE_TORCH_GROUP,	/* torch_extensions/<pyver_cu>: extension directories */
 	ROLE_INDUCTOR,		/* TORCHINDUCTOR_CACHE_DIR: everything but its locks/ */
+	ROLE_TRITON,		/* TRITON_CACHE_DIR: one directory per kernel key */
+	ROLE_TRITON_KEY,	/* a kernel's directory: its group files name its files by path */
 	ROLE_PLAIN,
 	ROLE_LEFT_OUT,		/* an incomplete torch build: not walked at all */
 };
@@ -172,7 +175,15 @@ static enum role child_role(struct walk *w, int childfd, const char *name, enum 
 	case ROLE_ROOT:
 		if (torch != NULL && strcmp(name, torch) == 0)
 			return (ROLE_TORCH);
+		if (w->o->triton_subdir != NULL && strcmp(name, w->o->triton_subdir) == 0)
+			return (ROLE_TRITON);
 		return (inductor != NULL && strcmp(name, inductor) == 0 ? ROLE_INDUCTOR : ROLE_PLAIN);
+	case ROLE_TRITON:
+		/* a group file that does not parse, or names a missing file, is a miss anyway */
+		if (extc_triton_check(childfd) != EXTC_TRITON_BROKEN)
+			return (ROLE_TRITON_KEY);
+		w->st->skipped_incomplete++;
+		return (ROLE_LEFT_OUT);
 	case ROLE_TORCH:
 	case ROLE_TORCH_GROUP:
 		state = extc_warm_ext_state(childfd);
@@ -185,6 +196,28 @@ static enum role child_role(struct walk *w, int childfd, const char *name, enum 
 	default:
 		return (ROLE_PLAIN);
 	}
+}
+
+/* A Triton kernel's copy names its own files: <dest>/<its path in the tree>/<file>. */
+static int rewrite_groups(struct walk *w, int dfd)
+{
+	char final[PATH_MAX], why[EXTC_WHY_MAX];
+
+	if (w->o->dest == NULL)
+		return (0);
+	if (extc_fmt(final, sizeof(final), "%s/%s", w->o->dest, w->path) < 0)
+		return (fail(w, "the copy's path is too long", ENAMETOOLONG));
+	switch (extc_triton_rewrite(dfd, final, why, sizeof(why))) {
+	case EXTC_TRITON_NO_GROUP:
+	case EXTC_TRITON_OK:
+		return (0);
+	case EXTC_TRITON_BROKEN:	/* the source changed under the copy */
+	case EXTC_TRITON_FAILED:
+		break;
+	}
+	extc_escape(w->path, 120, final, sizeof(final));
+	extc_fmt(w->why, w->whylen, "%s: %s", final, why);
+	return (-1);
 }
 
 static int copy_dir(struct walk *w, int srcfd, int dstfd, const char *name, const char *dname,
@@ -226,6 +259,8 @@ static int copy_dir(struct walk *w, int srcfd, int dstfd, const char *name, cons
 		}
 	}
 	if (walk_dir(w, sfd, dfd, depth + 1, crole) < 0)
+		goto out;
+	if (w->copy && crole == ROLE_TRITON_KEY && rewrite_groups(w, dfd) < 0)
 		goto out;
 	if (w->copy) {
 		times_of(sb, ts);

@@ -15,7 +15,8 @@ struct extc_copy_stats {
 	uint64_t bytes;
 	uint64_t files, dirs, links;
 	uint64_t skipped_locks;		/* entries named "lock", Inductor's locks/ directory */
-	uint64_t skipped_incomplete;	/* torch extension directories without a .so, or locked */
+	uint64_t skipped_incomplete;	/* torch extension directories without a .so, or locked; Triton
+					   entries whose group file does not parse or misses a file */
 	uint64_t skipped_special;	/* devices, FIFOs, sockets */
 	uint64_t skipped_mounts;	/* directories on another mount than the source */
 };
@@ -24,6 +25,13 @@ struct extc_copy_stats {
 struct extc_warm_opts {
 	const char *torch_subdir;	/* TORCH_EXTENSIONS_DIR's subdirectory, or NULL */
 	const char *inductor_subdir;	/* TORCHINDUCTOR_CACHE_DIR's subdirectory, or NULL */
+	const char *triton_subdir;	/* TRITON_CACHE_DIR's subdirectory, or NULL */
+	/*
+	 * The absolute path the copy's (or publish's) root has for those who
+	 * read it afterwards: Triton's group files are rewritten to name their
+	 * files below it (warm_triton.h). NULL: none is rewritten.
+	 */
+	const char *dest;
 	const char *const *subdirs;	/* the variables' subdirectories (publish walks these) */
 	size_t nsubdirs;
 	uint64_t max_bytes;		/* seed: the admin's seed_max (0: no limit) */
@@ -35,6 +43,8 @@ struct extc_warm_opts {
 	 * than torch builds merge into ones already there.
 	 */
 	bool move;
+	/* seed from the node pool's key by rename (warm_take.h), not by copy */
+	bool take;
 	/*
 	 * publish: this user's stages and manifest drafts in DIR changed
 	 * (ctime) before this CLOCK_REALTIME time were left by a publisher

@@ -19,6 +19,7 @@
 #include "warm_ninja.h"
 #include "warm_publish.h"
 #include "warm_sweep.h"
+#include "warm_triton.h"
 
 #define PUBLISH_DIR_MODE 0755	/* levels made in DIR; DIR's own mode decides who reaches them */
 /* Inductor's and Triton's trees are a few levels of hash-named directories */
@@ -146,9 +147,36 @@ static void move_entry(struct pub *p, int srcfd, const char *name, int dstfd, co
 		close(dfd);
 }
 
-/* Stage one entry next to where it goes, then rename it in: readers never see half of it. */
+static void merge_copy(struct pub *p, int srcfd, const char *name, struct level *dst,
+		       const char *rel, unsigned merge);
+
+/* A Triton kernel's staged copy names its files where it goes ('final'); 0, or -1 said. */
+static int rewrite_stage(struct pub *p, int dstfd, const char *stage, const char *final,
+			 const char *shown)
+{
+	char why[EXTC_WHY_MAX];
+	int fd = openat(dstfd, stage, EXTC_DIR_OPEN_FLAGS);
+	enum extc_triton_result r = fd >= 0 ? extc_triton_rewrite(fd, final, why, sizeof(why)) :
+					      EXTC_TRITON_FAILED;
+
+	if (fd < 0)
+		extc_fmt(why, sizeof(why), "cannot open its stage: %s", strerror(errno));
+	else
+		close(fd);
+	if (r == EXTC_TRITON_OK || r == EXTC_TRITON_NO_GROUP)
+		return (0);
+	pub_error(p, "%s: %s", shown, why);
+	return (-1);
+}
+
+/*
+ * Stage one entry next to where it goes, then rename it in: readers never
+ * see half of it. A directory of a content-addressed cache that DIR has
+ * already ('merge' levels left) gets what it lacks, entry by entry. A
+ * Triton kernel's copy gets group files that name 'triton_final'.
+ */
 static void publish_entry(struct pub *p, int srcfd, const char *name, const struct stat *sb,
-			  struct level *dst, const char *rel, unsigned merge)
+			  struct level *dst, const char *rel, unsigned merge, const char *triton_final)
 {
 	struct extc_rm_report rm;
 	struct stat there;
@@ -165,7 +193,10 @@ static void publish_entry(struct pub *p, int srcfd, const char *name, const stru
 		return;
 	}
 	if (fstatat(dstfd, name, &there, AT_SYMLINK_NOFOLLOW) == 0) {
-		p->rep->present++;
+		if (merge > 0 && S_ISDIR(sb->st_mode) && S_ISDIR(there.st_mode))
+			merge_copy(p, srcfd, name, dst, rel, merge - 1);
+		else
+			p->rep->present++;
 		return;
 	}
 	if (extc_fmt(stage, sizeof(stage), "%s%s.%u", EXTC_WARM_STAGE_PREFIX, p->o->tag,
@@ -176,6 +207,8 @@ static void publish_entry(struct pub *p, int srcfd, const char *name, const stru
 	if (extc_warm_copy_entry(srcfd, name, dstfd, stage, p->o, &p->rep->copy, why,
 				 sizeof(why)) < 0) {
 		pub_error(p, "%s: %s", shown, why);
+	} else if (triton_final != NULL && rewrite_stage(p, dstfd, stage, triton_final, shown) < 0) {
+		;	/* said; the stage goes below */
 	} else if (rename_noreplace(dstfd, stage, dstfd, name, S_ISDIR(sb->st_mode)) == 0) {
 		p->rep->published++;
 		return;
@@ -185,6 +218,33 @@ static void publish_entry(struct pub *p, int srcfd, const char *name, const stru
 		pub_error(p, "%s: cannot rename into place: %s", shown, strerror(errno));
 	}
 	extc_rm_tree_at(dstfd, stage, NULL, &rm);
+}
+
+/* A directory DIR has already: each entry it lacks goes in, staged (publish_entry). */
+static void merge_copy(struct pub *p, int srcfd, const char *name, struct level *dst,
+		       const char *rel, unsigned merge)
+{
+	struct level sub = { dst, name, -1 };
+	struct dirent *de;
+	int sfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
+	DIR *d = sfd >= 0 ? extc_warm_opendir(sfd) : NULL;
+
+	while (d != NULL && (de = readdir(d)) != NULL && !extc_past_deadline(p->o->deadline_ns)) {
+		char subrel[PATH_MAX];
+		struct stat sb;
+
+		if (extc_warm_name_rule(de->d_name, false) != EXTC_NAME_COPY ||
+		    fstatat(sfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !(S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode)) ||
+		    extc_fmt(subrel, sizeof(subrel), "%s/%s", rel, de->d_name) < 0)
+			continue;
+		publish_entry(p, sfd, de->d_name, &sb, &sub, subrel, merge, NULL);
+	}
+	if (d != NULL)
+		closedir(d);
+	if (sfd >= 0)
+		close(sfd);
+	level_close(&sub);
 }
 
 static bool past_deadline(const struct pub *p)
@@ -197,6 +257,7 @@ enum level_kind {
 	LEVEL_TORCH,		/* TORCH_EXTENSIONS_DIR: complete extension directories (or pyXY_cu groups) */
 	LEVEL_TORCH_GROUP,	/* torch_extensions/<pyver_cu>: complete extension directories */
 	LEVEL_INDUCTOR,		/* TORCHINDUCTOR_CACHE_DIR: every top-level child but its locks/ */
+	LEVEL_TRITON,		/* TRITON_CACHE_DIR: kernel directories, each whole, group files rewritten */
 	LEVEL_PLAIN,		/* any other variable's: every top-level child */
 };
 
@@ -239,7 +300,7 @@ static void publish_torch_entry(struct pub *p, int srcfd, const char *name, cons
 		return;
 	state = extc_warm_ext_state(cfd);
 	if (state == EXTC_EXT_COMPLETE) {
-		publish_entry(p, srcfd, name, sb, dst, rel, 0);	/* one build: whole or not at all */
+		publish_entry(p, srcfd, name, sb, dst, rel, 0, NULL);	/* one build: whole or not at all */
 	} else if (state == EXTC_EXT_NONE && kind == LEVEL_TORCH && extc_warm_is_pyver_group(name)) {
 		publish_level(p, cfd, &sub, rel, LEVEL_TORCH_GROUP);
 		level_close(&sub);
@@ -247,6 +308,37 @@ static void publish_torch_entry(struct pub *p, int srcfd, const char *name, cons
 		p->rep->incomplete++;
 	}
 	close(cfd);
+}
+
+/*
+ * A Triton kernel, whole, with group files that name where it goes: a copy
+ * is rewritten in its stage; a move (the pool) in the leaf, just before.
+ * One whose group file does not parse or names a missing file is left out.
+ */
+static void publish_triton_entry(struct pub *p, int srcfd, const char *name, const struct stat *sb,
+				 struct level *dst, const char *rel)
+{
+	char final[PATH_MAX], why[EXTC_WHY_MAX], shown[160];
+	int kfd;
+	enum extc_triton_result r;
+
+	if (p->o->dest == NULL || extc_fmt(final, sizeof(final), "%s/%s", p->o->dest, rel) < 0) {
+		p->rep->incomplete++;	/* its group files could not name it */
+		return;
+	}
+	kfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
+	if (kfd < 0)
+		return;
+	r = p->o->move ? extc_triton_rewrite(kfd, final, why, sizeof(why)) : extc_triton_check(kfd);
+	close(kfd);
+	if (r == EXTC_TRITON_BROKEN) {
+		p->rep->incomplete++;
+	} else if (r == EXTC_TRITON_FAILED) {
+		extc_escape(rel, 120, shown, sizeof(shown));
+		pub_error(p, "%s: %s", shown, why);
+	} else {
+		publish_entry(p, srcfd, name, sb, dst, rel, 0, p->o->move ? NULL : final);
+	}
 }
 
 static void publish_level(struct pub *p, int srcfd, struct level *dst, const char *rel,
@@ -269,8 +361,10 @@ static void publish_level(struct pub *p, int srcfd, struct level *dst, const cha
 			continue;
 		if (kind == LEVEL_TORCH || kind == LEVEL_TORCH_GROUP)
 			publish_torch_entry(p, srcfd, de->d_name, &sb, dst, subrel, kind);
+		else if (kind == LEVEL_TRITON && S_ISDIR(sb.st_mode))
+			publish_triton_entry(p, srcfd, de->d_name, &sb, dst, subrel);
 		else
-			publish_entry(p, srcfd, de->d_name, &sb, dst, subrel, MERGE_DEPTH);
+			publish_entry(p, srcfd, de->d_name, &sb, dst, subrel, MERGE_DEPTH, NULL);
 	}
 	closedir(d);
 }
@@ -281,6 +375,8 @@ static enum level_kind kind_of(const struct extc_warm_opts *o, const char *subdi
 		return (LEVEL_TORCH);
 	if (o->inductor_subdir != NULL && strcmp(subdir, o->inductor_subdir) == 0)
 		return (LEVEL_INDUCTOR);
+	if (o->triton_subdir != NULL && strcmp(subdir, o->triton_subdir) == 0)
+		return (LEVEL_TRITON);
 	return (LEVEL_PLAIN);
 }
 

@@ -44,7 +44,7 @@ static bool dir_holds_only(int parentfd, const char *name, const char *allowed)
  * runtimes (container_envfile.h), which is no build: that leaf is still
  * fresh. Builds made in a container, under container/, make it not fresh.
  */
-static int leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen)
+int extc_warm_leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen)
 {
 	struct dirent *de;
 	DIR *d;
@@ -127,7 +127,7 @@ enum extc_seed_result extc_warm_seed(int srcfd, int leaffd, const struct extc_wa
 	int stagefd = -1;
 	enum extc_seed_result rv = EXTC_SEED_REFUSED;
 
-	if (leaf_is_fresh(leaffd, &fresh, why, whylen) < 0)
+	if (extc_warm_leaf_is_fresh(leaffd, &fresh, why, whylen) < 0)
 		return (EXTC_SEED_REFUSED);
 	if (!fresh)
 		return (EXTC_SEED_NOT_FRESH);

@@ -35,4 +35,10 @@ enum extc_seed_result {
 enum extc_seed_result extc_warm_seed(int srcfd, int leaffd, const struct extc_warm_opts *o,
 				    struct extc_copy_stats *st, char *why, size_t whylen);
 
+/*
+ * Whether the leaf is as slurmstepd made it: empty directories, the first
+ * task's mark, and a container/ holding at most its env file.
+ */
+int extc_warm_leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen);
+
 #endif /* EXTC_WARM_SEED_H_ */

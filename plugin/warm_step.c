@@ -25,9 +25,11 @@
 #include "warm_data.h"
 #include "warm_path.h"
 #include "warm_publish.h"
+#include "warm_report.h"
 #include "warm_seed.h"
 #include "warm_step.h"
 #include "warm_sweep.h"
+#include "warm_tell.h"
 
 #define NOTICES_MAX 4
 
@@ -171,17 +173,21 @@ void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const str
 	spank_err_t rc;
 
 	extc_warm_step_reset();
+	extc_warm_tell_resolve(sp);
 	v = user_value(sp, extc_option_seed(), EXTC_ENV_SEED, envbuf, sizeof(envbuf),
 		       &warm.seed_from);
-	if (v != NULL && extc_warm_check_dir(v, seed_from(), why, sizeof(why)) < 0)
+	if (v != NULL && extc_warm_check_dir(v, seed_from(), why, sizeof(why)) < 0) {
 		notice("%s; not seeded", why);
-	else if (v != NULL && !has_dir)
+		extc_warm_report_cold(extc_warm_tell_report(), "%s; not seeded", why);
+	} else if (v != NULL && !has_dir) {
 		notice("%s=%s: ignored: this step has no private cache directory (ask for one with "
 		       "--ext-cache=local or --ext-cache=job)", seed_from(), shown(v, buf, sizeof(buf)));
-	else if (v != NULL && cfg->seed_max == 0)
+	} else if (v != NULL && cfg->seed_max == 0) {
 		notice("%s=%s: ignored: seeding is disabled on this cluster (seed_max=0)",
 		       seed_from(), shown(v, buf, sizeof(buf)));
-	else if (v != NULL)
+		extc_warm_report_cold(extc_warm_tell_report(),
+				      "seeding is disabled on this cluster (seed_max=0)");
+	} else if (v != NULL)
 		strcpy(warm.seed, v);
 	else if (has_dir)
 		admin_seed(cfg, ids->uid);
@@ -211,6 +217,8 @@ void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const str
 	}
 	if (why[0] != '\0') {
 		notice("%s; neither seeding nor publishing", why);
+		if (warm.seed[0] != '\0')
+			extc_warm_report_cold(extc_warm_tell_report(), "%s; not seeded", why);
 		warm.seed[0] = warm.publish[0] = '\0';
 		return;
 	}
@@ -282,10 +290,14 @@ void extc_warm_step_seed(const struct extc_config *cfg, const struct extc_ids *i
 	fill_arg(&a, cfg, ids, leaf_path, cfg->seed_timeout);
 	extc_warm_seed_child(&a, &r, sizeof(r));
 	if (warm.seed[0] != '\0') {
-		char size[64];
+		char size[64], where[sizeof(buf) + 32];
 
 		extc_warm_size_text(r.st.bytes, size, sizeof(size));
 		shown(warm.seed, buf, sizeof(buf));
+		/* for the --ext-cache-verbose line; the admin's source text already ends in '=' */
+		extc_fmt(where, sizeof(where), "%s%s%s", seed_from(),
+			 warm.seed_from == SOURCE_ADMIN ? "" : "=", buf);
+		extc_warm_report_seeded(extc_warm_tell_report(), where, &r, false);
 		if (r.seed == EXTC_SEED_DONE)
 			extc_verbose("seeded %s from %s (%s): %llu files, %llu links, %s in %.3f s; "
 				     "left out %llu locks, %llu incomplete builds%s", leaf_path, buf,

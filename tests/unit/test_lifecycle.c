@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <sys/wait.h>
@@ -146,9 +147,19 @@ static void become_job_user(void)
 		_exit(3);
 }
 
-static int run_task_init(int ac, char **av)
+/* A task's end: -1 for one the plugin failed (status 75), else its exit status. */
+static int wait_task(pid_t pid)
 {
 	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return (WEXITSTATUS(status) == 75 ? -1 : WEXITSTATUS(status));
+}
+
+static int run_task_init(int ac, char **av)
+{
+	int rc;
 	pid_t pid = fork();
 
 	assert_true(pid >= 0);
@@ -156,12 +167,20 @@ static int run_task_init(int ac, char **av)
 		become_job_user();
 		_exit(slurm_spank_task_init(NULL, ac, av) == 0 ? 0 : 1);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 75)
-		return (-1);
-	assert_int_equal(WEXITSTATUS(status), 0);
-	return (0);
+	rc = wait_task(pid);
+	if (rc >= 0)
+		assert_int_equal(rc, 0);
+	return (rc);
+}
+
+/* slurmstepd's hooks before the tasks: init, the option, init_post_opt, user_init. */
+static void start_step(int ac, char **av, const char *option)
+{
+	assert_int_equal(slurm_spank_init(NULL, ac, av), 0);
+	if (option != NULL)
+		assert_int_equal(fake_option(option, 1), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, ac, av), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, ac, av), 0);
 }
 
 /* Run the stepd hooks of one step; returns task_init's result. */
@@ -169,11 +188,7 @@ static int run_step(int ac, char **av, const char *option, int *exit_rc)
 {
 	int rc;
 
-	assert_int_equal(slurm_spank_init(NULL, ac, av), 0);
-	if (option != NULL)
-		assert_int_equal(fake_option(option, 1), 0);
-	assert_int_equal(slurm_spank_init_post_opt(NULL, ac, av), 0);
-	assert_int_equal(slurm_spank_user_init(NULL, ac, av), 0);
+	start_step(ac, av, option);
 	rc = run_task_init(ac, av);
 	if (exit_rc != NULL)
 		*exit_rc = exit_and_wait(NULL, ac, av);
@@ -813,6 +828,136 @@ static void test_seed_and_publish_lifecycle(void **state)
 	assert_int_equal(count_fds(), fds);
 }
 
+/*
+ * One local step of job 77 with the node pool, up to task_init: 'verbose'
+ * gives --ext-cache-verbose, 'env' (unless NULL) is SLURM_EXT_CACHE_VERBOSE.
+ */
+static void pool_step(int ac, char **av, uint32_t stepid, bool verbose, const char *env)
+{
+	struct fake_job job = step0;
+
+	job.stepid = stepid;
+	fake_reset(S_CTX_REMOTE, &job);
+	fake_env_set("SLURM_EXT_CACHE_KEY", "verbose-test");
+	if (env != NULL)
+		fake_env_set("SLURM_EXT_CACHE_VERBOSE", env);
+	assert_int_equal(slurm_spank_init(NULL, ac, av), 0);
+	assert_int_equal(fake_option("local", 1), 0);
+	if (verbose)
+		assert_int_equal(fake_option_named("ext-cache-verbose", NULL, 1), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, ac, av), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, ac, av), 0);
+	assert_int_equal(run_task_init(ac, av), 0);
+}
+
+/* The step's one line, if any, as the user's terminal shows it. */
+static bool told_start(const char *needle)
+{
+	return (fake_log_has("user", needle));
+}
+
+/*
+ * --ext-cache-verbose: the task that prepares the node's directory says
+ * in one line how it started: cold and why, or warm, from where and how
+ * much. Without it (or with SLURM_EXT_CACHE_VERBOSE=0) nothing is said.
+ */
+static void test_verbose_says_warm_or_cold(void **state)
+{
+	char *av[] = { base_arg, "pool=node" };
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+
+	(void)state;
+	assert_int_equal(chmod(tmpdir, 0755), 0);
+	/* the environment's first step: its key holds nothing yet */
+	pool_step(2, av, 0, true, NULL);
+	if (!told_start("node "))
+		fake_log_dump();
+	assert_true(told_start("cold: the node pool's key for this environment ("));
+	assert_true(told_start(") holds nothing yet"));
+	assert_false(told_start("warm:"));
+	/* it builds something, which goes into the pool at its end */
+	snprintf(dir, sizeof(dir), "%s/%d/77/0/torch_extensions/ext", base, JOB_UID);
+	assert_int_equal(fsfx_mkdirs_path(dir), 0);
+	assert_int_equal(fsfx_write_at(AT_FDCWD, fsfx_join(path, sizeof(path), dir, "ext.so"),
+				       "ELF\n", 0644), 0);
+	snprintf(dir, sizeof(dir), "%s/%d/77/0", base, JOB_UID);
+	assert_int_equal(fsfx_chown_tree(dir, JOB_UID, JOB_GID), 0);
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+
+	/* the next step of that environment starts from it, and says so */
+	pool_step(2, av, 1, true, NULL);
+	if (!told_start("warm:"))
+		fake_log_dump();
+	assert_true(told_start("warm: took 1 entries from the node pool (key "));
+	assert_false(told_start("cold:"));
+	assert_true(exists("%s/%d/77/1/torch_extensions/ext/ext.so", base, JOB_UID));
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+
+	/* without the option: seeded all the same, and silent */
+	pool_step(2, av, 2, false, NULL);
+	assert_true(exists("%s/%d/77/2/torch_extensions/ext/ext.so", base, JOB_UID));
+	assert_false(told_start("warm:"));
+	assert_false(told_start("cold:"));
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+
+	/* srun takes the flag, given twice too, and checks nothing more */
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 2, av), 0);
+	assert_false(extc_option_verbose());
+	assert_int_equal(fake_option_named("ext-cache-verbose", NULL, 0), 0);
+	assert_int_equal(fake_option_named("ext-cache-verbose", NULL, 0), 0);
+	assert_true(extc_option_verbose());
+	assert_false(fake_log_has("error", "ext-cache"));
+
+	/* the environment form, off with 0; the option wins over it */
+	pool_step(2, av, 3, false, "1");
+	assert_true(told_start("warm: took 1 entries"));
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+	pool_step(2, av, 4, false, "0");
+	assert_false(told_start("warm:"));
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+	pool_step(2, av, 5, true, "0");
+	assert_true(told_start("warm: took 1 entries"));
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+	run_epilog(2, av);
+}
+
+/* A seed that cannot be used: the line says cold, and why. */
+static void test_verbose_says_why_a_seed_is_cold(void **state)
+{
+	char *av[] = { base_arg };
+	char seed[300];
+
+	(void)state;
+	assert_int_equal(chmod(tmpdir, 0755), 0);
+	snprintf(seed, sizeof(seed), "%s/no-such-seed", tmpdir);
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("SLURM_EXT_CACHE_VERBOSE", "1");
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("local", 1), 0);
+	assert_int_equal(fake_option_named("ext-cache-seed", seed, 1), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, 1, av), 0);
+	assert_int_equal(run_task_init(1, av), 0);
+	if (!told_start("cold: --ext-cache-seed="))
+		fake_log_dump();
+	assert_true(told_start("cold: --ext-cache-seed="));
+	assert_true(told_start("no-such-seed does not exist"));
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
+
+	/* no seed and no node pool: nothing could have seeded it */
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("SLURM_EXT_CACHE_VERBOSE", "1");
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("local", 1), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, 1, av), 0);
+	assert_int_equal(run_task_init(1, av), 0);
+	assert_true(told_start("cold: no seed directory was named and the node pool is off"));
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
+	run_epilog(1, av);
+}
+
 /* Asking for a seed without a private directory is ignored, and the user told. */
 static void test_seed_without_directory_is_ignored_with_a_message(void **state)
 {
@@ -979,6 +1124,122 @@ static void test_task_in_a_private_namespace_gets_its_own_copy(void **state)
 	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 }
 
+/*
+ * One task as slurmstepd runs it: task_init_privileged as root, then
+ * task_init as the user. -1 for a task the plugin failed, else whether
+ * 'var' was still set when the user's program would start.
+ */
+static int run_whole_task(int ac, char **av, const char *var)
+{
+	int rc;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (slurm_spank_task_init_privileged(NULL, ac, av) != 0)
+			_exit(1);
+		become_job_user();
+		if (slurm_spank_task_init(NULL, ac, av) != 0)
+			_exit(1);
+		_exit(fake_env_get(var) != NULL ? 11 : 10);
+	}
+	rc = wait_task(pid);
+	if (rc < 0)
+		return (-1);
+	assert_true(rc == 10 || rc == 11);
+	return (rc - 10);
+}
+
+static int run_noexec_step(int ac, char **av, const char *option, const char *var)
+{
+	int rc;
+
+	fake_reset(S_CTX_REMOTE, &step0);
+	start_step(ac, av, option);
+	rc = run_whole_task(ac, av, var);
+	assert_int_equal(exit_and_wait(NULL, ac, av), 0);
+	return (rc);
+}
+
+/* A base on a noexec mount: torch extensions, Triton and Inductor could not load what they build. */
+static void test_noexec_base_fails_or_runs_without(void **state)
+{
+	char mnt[200], arg[260];
+	char *av[] = { arg };
+	char *av_default[] = { arg, "default=local" };
+	char *av_warn[] = { arg, "on_error=warn" };
+	char *av_data[] = { arg, "vars=MIOPEN_USER_DB_PATH" };
+	char *av_kept[] = { arg, "default=local", "vars=MIOPEN_USER_DB_PATH,TORCH_EXTENSIONS_DIR" };
+
+	(void)state;
+	assert_int_equal(chmod(tmpdir, 0755), 0);	/* the task, as the user, reaches its leaf */
+	snprintf(mnt, sizeof(mnt), "%s/noexec", tmpdir);
+	snprintf(arg, sizeof(arg), "base=%s/base", mnt);
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	assert_int_equal(mount("tmpfs", mnt, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			       "size=4m,mode=0755"), 0);
+
+	/* slurmd's start says so in its log, and starts */
+	fake_reset(S_CTX_SLURMD, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	fake_wait_background();
+	assert_true(fake_log_has("error", "noexec"));
+	assert_true(fake_log_has("error", mnt));
+
+	/* the user asked: the step fails, naming the directory and the mount */
+	assert_int_equal(run_noexec_step(1, av, "local", "TORCH_EXTENSIONS_DIR"), -1);
+	assert_true(fake_log_has("error", "failing the step"));
+	assert_true(fake_log_has("error", "noexec"));
+	assert_true(fake_log_has("error", mnt));
+
+	/* only the admin default: the step runs, without the variables, and is told why */
+	assert_int_equal(run_noexec_step(2, av_default, NULL, "TORCH_EXTENSIONS_DIR"), 0);
+	assert_true(fake_log_has("error", "going on without"));
+	assert_true(fake_log_has("error", "noexec"));
+
+	/* on_error=warn: the same for a user who asked */
+	assert_int_equal(run_noexec_step(2, av_warn, "local", "TRITON_CACHE_DIR"), 0);
+	assert_true(fake_log_has("error", "going on without"));
+
+	/* only a variable whose tool loads no code: nothing to refuse */
+	assert_int_equal(run_noexec_step(2, av_data, "local", "MIOPEN_USER_DB_PATH"), 1);
+	assert_false(fake_log_has("error", "noexec"));
+
+	/* the user's own TORCH_EXTENSIONS_DIR is kept: the step's directory holds no code either */
+	fake_reset(S_CTX_REMOTE, &step0);
+	fake_env_set("TORCH_EXTENSIONS_DIR", "/home/u/te");
+	start_step(3, av_kept, NULL);
+	assert_int_equal(run_whole_task(3, av_kept, "TORCH_EXTENSIONS_DIR"), 1);
+	assert_int_equal(exit_and_wait(NULL, 3, av_kept), 0);
+	assert_false(fake_log_has("error", "noexec"));
+}
+
+/* A job's own /tmp mounted noexec (namespace/linux can): the task sees it where slurmstepd did not. */
+static void test_noexec_job_namespace_fails_the_task(void **state)
+{
+	char view[300], nodeview[320], arg[320], opts[64];
+	char *av[] = { arg };
+
+	(void)state;
+	assert_int_equal(chmod(tmpdir, 0755), 0);
+	snprintf(view, sizeof(view), "%s/view", tmpdir);
+	snprintf(nodeview, sizeof(nodeview), "%s/view.node", tmpdir);
+	snprintf(arg, sizeof(arg), "base=%s/base", view);
+	snprintf(opts, sizeof(opts), "size=4m,mode=0700,uid=%d,gid=%d", JOB_UID, JOB_GID);
+	assert_int_equal(mkdir(view, 0755), 0);
+	fake_reset(S_CTX_REMOTE, &step0);
+	start_step(1, av, "local");
+	assert_false(fake_log_has("error", "noexec"));
+
+	assert_int_equal(rename(view, nodeview), 0);
+	assert_int_equal(mkdir(view, 0700), 0);
+	assert_int_equal(mount("tmpfs", view, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts), 0);
+	assert_int_equal(run_whole_task(1, av, "TORCH_EXTENSIONS_DIR"), -1);
+	assert_true(fake_log_has("error", "failing the step"));
+	assert_true(fake_log_has("error", "noexec"));
+	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
+}
+
 #define CASE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1000,8 +1261,12 @@ int main(void)
 		CASE(test_epilog_removes_its_job_and_leaves_others),
 		CASE(test_epilog_sweeps_leftovers_of_ended_jobs_only),
 		CASE(test_task_in_a_private_namespace_gets_its_own_copy),
+		CASE(test_noexec_base_fails_or_runs_without),
+		CASE(test_noexec_job_namespace_fails_the_task),
 		CASE(test_seed_and_publish_lifecycle),
 		CASE(test_seed_without_directory_is_ignored_with_a_message),
+		CASE(test_verbose_says_warm_or_cold),
+		CASE(test_verbose_says_why_a_seed_is_cold),
 	};
 
 	return (TESTMAIN_ROOT_ONLY("lifecycle", "it hands directories to another uid", tests,

@@ -427,7 +427,7 @@ static void test_unmeasurable_goes_and_inodes_are_bounded(void **state)
 	write_file(k, "after", 2 * MIB);
 	close(k);
 	/* root's mark at the last move: goes without a walk */
-	k = pool_key(fx, VICTIM - 1, 304, 30, "unmeasurable: deeper than 64 levels\n");
+	k = pool_key(fx, VICTIM - 1, 304, 30, "version=2\nunmeasurable: deeper than 64 levels\n");
 	close(k);
 	k = pool_key(fx, VICTIM, 305, 60, NULL);
 	write_file(k, "mine", 4096);

@@ -31,6 +31,7 @@
 #include "warm_publish.h"
 #include "warm_seed.h"
 #include "warm_sweep.h"
+#include "warm_take.h"
 
 #define NOBODY 65534
 
@@ -420,6 +421,15 @@ static void make_inductor_cache(const char *root)
 
 static const char *const subdirs3[] = { "torch_extensions", "triton", "torchinductor" };
 
+/* The options with Inductor's level among the variables'. */
+static void opts_inductor(struct extc_warm_opts *o)
+{
+	opts_init(o);
+	o->subdirs = subdirs3;
+	o->nsubdirs = 3;
+	o->inductor_subdir = "torchinductor";
+}
+
 static void test_inductor_locks_never_published_nor_seeded(void **state)
 {
 	struct extc_publish_report rep;
@@ -430,10 +440,7 @@ static void test_inductor_locks_never_published_nor_seeded(void **state)
 	int leaf, dir, src, dst;
 
 	(void)state;
-	opts_init(&o);
-	o.subdirs = subdirs3;
-	o.nsubdirs = 3;
-	o.inductor_subdir = "torchinductor";
+	opts_inductor(&o);
 	local_manifest(&mf, "k1");
 	make_inductor_cache("ind/leaf");
 	assert_int_equal(mkdirs("ind/pub"), 0);
@@ -471,6 +478,372 @@ static void test_inductor_locks_never_published_nor_seeded(void **state)
 	close(dir);
 	close(src);
 	close(dst);
+}
+
+/*
+ * Two jobs with new graphs publish to one DIR: the second's new hashes go
+ * into Inductor's directories that the first made (fxgraph/, aotautograd/,
+ * a code directory), each renamed in whole; a third job seeded from DIR has
+ * both. What DIR already holds is never replaced.
+ */
+static void test_publish_merges_content_addressed_directories(void **state)
+{
+	struct extc_publish_report rep;
+	struct extc_manifest mf;
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	char why[512];
+	int leaf, dir;
+
+	(void)state;
+	opts_inductor(&o);
+	local_manifest(&mf, "k1");
+	make_inductor_cache("mg/job1");
+	assert_int_equal(mkdirs("mg/job2/torchinductor/fxgraph/46/f9999"), 0);
+	assert_int_equal(mkdirs("mg/job2/torchinductor/fxgraph/7a/f7a00"), 0);
+	assert_int_equal(mkdirs("mg/job2/torchinductor/aotautograd/b6f1"), 0);
+	assert_int_equal(mkdirs("mg/job2/torchinductor/4s"), 0);
+	put("mg/job2/torchinductor/fxgraph/46/f9999/k2", "graph 2");
+	put("mg/job2/torchinductor/fxgraph/7a/f7a00/k3", "graph 3");
+	put("mg/job2/torchinductor/aotautograd/b6f1/entry", "aot 2");
+	put("mg/job2/torchinductor/4s/c4zz.so", "ELF 2");
+	put("mg/job2/torchinductor/4s/c4sm.so", "ELF job 2's own");	/* DIR's stays */
+	assert_int_equal(mkdirs("mg/dir"), 0);
+	dir = opendir_at("mg/dir");
+	leaf = opendir_at("mg/job1");
+	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), 0);
+	close(leaf);
+	leaf = opendir_at("mg/job2");
+	assert_int_equal(extc_warm_publish(leaf, dir, &o, &mf, &rep, why, sizeof(why)), 0);
+	close(leaf);
+	assert_int_equal(rep.published, 4);	/* f9999, 7a, b6f1, c4zz.so */
+	assert_int_equal(rep.present, 1);	/* c4sm.so */
+	assert_int_equal(rep.failed, 0);
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "mg/dir/torchinductor/4s"), 3);
+	/* a third job starts from both */
+	assert_int_equal(mkdirs("mg/job3/torchinductor"), 0);
+	leaf = opendir_at("mg/job3");
+	assert_int_equal(extc_warm_seed(dir, leaf, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
+	close(leaf);
+	close(dir);
+	assert_true(there("mg/job3/torchinductor/fxgraph/46/f4633/y3pj"));
+	assert_true(there("mg/job3/torchinductor/fxgraph/46/f9999/k2"));
+	assert_true(there("mg/job3/torchinductor/fxgraph/7a/f7a00/k3"));
+	assert_true(there("mg/job3/torchinductor/aotautograd/a5e4/entry"));
+	assert_true(there("mg/job3/torchinductor/aotautograd/b6f1/entry"));
+	assert_true(there("mg/job3/torchinductor/4s/c4zz.so"));
+	{
+		char text[32] = "";
+
+		assert_true(fsfx_read_at(fx.rootfd, "mg/job3/torchinductor/4s/c4sm.so", text,
+					 sizeof(text)) > 0);
+		assert_string_equal(text, "ELF");
+	}
+}
+
+/*
+ * The node pool's warm start by rename: the key's directories move into the
+ * fresh leaf whole (same inodes: nothing copied), a second step of the key
+ * finds nothing and starts cold, a leaf that is not fresh is left alone, and
+ * a Triton kernel's group file names the leaf afterwards.
+ */
+static void test_take_renames_the_keys_builds_into_the_leaf(void **state)
+{
+	static const char *const subdirs4[] = { "torch_extensions", "triton", "torchinductor",
+						"torch_kernels" };
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	struct stat before, after;
+	char why[512], leaf[PATH_MAX], group[PATH_MAX + 64], text[2048] = "";
+	int key, l1, l2;
+
+	(void)state;
+	opts_init(&o);
+	o.subdirs = subdirs4;
+	o.nsubdirs = 4;
+	o.triton_subdir = "triton";
+	o.inductor_subdir = "torchinductor";
+	make_cache("tk/key");
+	make_inductor_cache("tk/key");
+	assert_int_equal(mkdirs("tk/key/triton/K1"), 0);
+	assert_int_equal(mkdirs("tk/l1/torch_kernels"), 0);
+	assert_int_equal(mkdirs("tk/l1/triton"), 0);
+	assert_int_equal(mkdirs("tk/l2/torch_kernels"), 0);
+	put("tk/key/triton/K1/k.json", "{}");
+	snprintf(group, sizeof(group), "{\"child_paths\": {\"k.json\": \"%s/tk/key/triton/K1/k.json\"}}",
+		 fx.root);
+	put("tk/key/triton/K1/__grp__k.json", group);
+	assert_int_equal(fstatat(fx.rootfd, "tk/key/torch_extensions", &before, 0), 0);
+	fsfx_join(leaf, sizeof(leaf), fx.root, "tk/l1");
+	o.dest = leaf;
+	key = opendir_at("tk/key");
+	l1 = opendir_at("tk/l1");
+	assert_int_equal(extc_warm_take(key, l1, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
+	assert_int_equal(fstatat(fx.rootfd, "tk/l1/torch_extensions", &after, 0), 0);
+	assert_int_equal(before.st_ino, after.st_ino);	/* renamed, not copied */
+	assert_true(there("tk/l1/torchinductor/fxgraph/46/f4633/y3pj"));
+	assert_true(there("tk/l1/triton/K1/k.json"));
+	assert_false(there("tk/key/torch_extensions"));
+	assert_false(there("tk/key/triton"));
+	/* torch_extensions: good locked noso py311_cpu; triton: abc top.bin locks K1; inductor: 3 */
+	assert_int_equal(st.files, 4 + 4 + 4);
+	assert_true(fsfx_read_at(fx.rootfd, "tk/l1/triton/K1/__grp__k.json", text, sizeof(text)) > 0);
+	snprintf(group, sizeof(group), "\"%s/triton/K1/k.json\"", leaf);
+	assert_non_null(strstr(text, group));
+	/* a second step of the key: nothing left to take, a cold start */
+	l2 = opendir_at("tk/l2");
+	assert_int_equal(extc_warm_take(key, l2, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
+	assert_int_equal(st.files, 0);
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "tk/l2"), 1);
+	/* a leaf that holds builds already is not fresh */
+	assert_int_equal(extc_warm_take(l2, l1, &o, &st, why, sizeof(why)), EXTC_SEED_NOT_FRESH);
+	close(key);
+	close(l1);
+	close(l2);
+}
+
+/*
+ * Triton entries survive seed, publish and the pool's move. The fixtures
+ * are Triton 3.x's on-disk format and the lookup is this file's own port of
+ * its rules, both read in triton-lang/triton at commit
+ * 10852d2ef21250fd4ac56e44ff65f82fe88a45fa:
+ * - python/triton/runtime/cache.py, FileCacheManager: a kernel's files in
+ *   <cache>/<key>/, and put_group() writes "__grp__<name>" holding
+ *   json.dumps({"child_paths": {file: absolute path}}); get_group() keeps
+ *   only the children whose absolute path exists (os.path.exists);
+ * - python/triton/compiler/compiler.py, compile(): the group is that of
+ *   "<kernel>.json", and a hit needs that metadata file among its children.
+ * Triton itself is not run here (it is not in Debian).
+ */
+#define TRITON_KEY "ZDYCXQGUYAT6EN2J6QW5Z3XVDOYP5VFU3T3XYGVTLD2JXONQOJXQ"	/* _base32 of a sha256 */
+#define TRITON_KERNEL "add_kernel"
+
+/* The seed's and publish's options with Triton's level, its group files naming 'dest'. */
+static void opts_triton(struct extc_warm_opts *o, const char *dest)
+{
+	opts_init(o);
+	o->triton_subdir = "triton";
+	o->dest = dest;
+}
+
+/* '<fx.root>/<rel>' */
+static const char *abs_of(char *buf, size_t len, const char *rel)
+{
+	return (fsfx_join(buf, len, fx.root, rel));
+}
+
+/*
+ * One kernel as Triton 3.x leaves it in <root>/triton/<TRITON_KEY>: its metadata,
+ * binary and IR, and the group file naming them by absolute path (as
+ * json.dumps writes it: ", " and ": "). 'drop' names a child to leave
+ * out of the directory (a broken entry); 'group' replaces the group text.
+ */
+static void make_kernel(const char *root, const char *drop, const char *group)
+{
+	static const char *const files[] = { TRITON_KERNEL ".json", TRITON_KERNEL ".cubin",
+					     TRITON_KERNEL ".ptx", TRITON_KERNEL ".ttir" };
+	char rel[PATH_MAX], dir[PATH_MAX], text[4 * PATH_MAX + 64];
+	size_t i, n;
+
+	snprintf(rel, sizeof(rel), "%s/triton/%s", root, TRITON_KEY);
+	assert_int_equal(fsfx_mkdirs(&fx, rel), 0);
+	abs_of(dir, sizeof(dir), rel);
+	n = (size_t)snprintf(text, sizeof(text), "{\"child_paths\": {");
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char frel[PATH_MAX + 64];
+
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s\"%s\": \"%s/%s\"",
+				      i ? ", " : "", files[i], dir, files[i]);
+		if (drop != NULL && strcmp(drop, files[i]) == 0)
+			continue;
+		snprintf(frel, sizeof(frel), "%s/%s", rel, files[i]);
+		assert_int_equal(fsfx_write_at(fx.rootfd, frel, files[i], 0644), 0);
+	}
+	snprintf(text + n, sizeof(text) - n, "}}");
+	snprintf(rel, sizeof(rel), "%s/triton/%s/__grp__%s.json", root, TRITON_KEY, TRITON_KERNEL);
+	assert_int_equal(fsfx_write_at(fx.rootfd, rel, group != NULL ? group : text, 0644), 0);
+}
+
+/*
+ * This test's port of Triton's lookup: get_group("<kernel>.json") in the
+ * key directory of the cache at 'cache' (absolute), then compile()'s test.
+ * Returns whether it is a hit; 'inside' says whether every kept child lies
+ * below 'inside'. Reads only what json.dumps writes for plain ASCII paths.
+ */
+static bool triton_hit(const char *cache, const char *inside, bool *all_inside)
+{
+	char path[PATH_MAX], text[16384], name[PATH_MAX], child[PATH_MAX];
+	const char *p;
+	bool hit = false;
+	FILE *f;
+	size_t n;
+
+	*all_inside = true;
+	snprintf(path, sizeof(path), "%s/triton/%s/__grp__%s.json", cache, TRITON_KEY, TRITON_KERNEL);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return (false);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	p = strstr(text, "\"child_paths\": {");
+	if (p == NULL)
+		return (false);
+	p += strlen("\"child_paths\": {");
+	while (sscanf(p, " \"%[^\"]\": \"%[^\"]\"", name, child) == 2) {
+		struct stat sb;
+
+		if (stat(child, &sb) == 0) {	/* os.path.exists */
+			hit |= strcmp(name, TRITON_KERNEL ".json") == 0;
+			*all_inside &= strncmp(child, inside, strlen(inside)) == 0 &&
+				       child[strlen(inside)] == '/';
+		}
+		p = strchr(p, ',');
+		if (p == NULL)
+			break;
+		p++;
+	}
+	return (hit);
+}
+
+/* The rule the test relies on: an entry copied without the rewrite misses once its origin goes. */
+static void test_a_copy_without_the_rewrite_misses(void **state)
+{
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	char why[512], a[PATH_MAX], b[PATH_MAX];
+	bool inside;
+	int src, dst;
+
+	(void)state;
+	make_kernel("plain/a", NULL, NULL);
+	assert_int_equal(fsfx_mkdirs(&fx, "plain/b"), 0);
+	abs_of(a, sizeof(a), "plain/a");
+	abs_of(b, sizeof(b), "plain/b");
+	assert_true(triton_hit(a, a, &inside));
+	assert_true(inside);
+	opts_triton(&o, NULL);	/* no destination: no rewrite */
+	src = openat(fx.rootfd, "plain/a", O_RDONLY | O_DIRECTORY);
+	dst = openat(fx.rootfd, "plain/b", O_RDONLY | O_DIRECTORY);
+	assert_int_equal(extc_warm_copy_tree(src, dst, &o, &st, why, sizeof(why)), 0);
+	close(src);
+	close(dst);
+	/* while a is there, b's kernel reads a's files: outside the step's directory */
+	assert_true(triton_hit(b, b, &inside));
+	assert_false(inside);
+	assert_int_equal(renameat(fx.rootfd, "plain/a", fx.rootfd, "gone"), 0);
+	assert_false(triton_hit(b, b, &inside));
+}
+
+/* A seed's copy is a complete hit by Triton's rule, every child inside the new leaf. */
+static void test_seed_rewrites_groups_into_the_leaf(void **state)
+{
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	char why[512], a[PATH_MAX], leaf[PATH_MAX];
+	bool inside;
+	int src, leaffd;
+
+	(void)state;
+	make_kernel("seed/a", NULL, NULL);
+	assert_int_equal(fsfx_mkdirs(&fx, "seed/leaf/triton"), 0);
+	abs_of(a, sizeof(a), "seed/a");
+	abs_of(leaf, sizeof(leaf), "seed/leaf");
+	opts_triton(&o, leaf);
+	src = openat(fx.rootfd, "seed/a", O_RDONLY | O_DIRECTORY);
+	leaffd = openat(fx.rootfd, "seed/leaf", O_RDONLY | O_DIRECTORY);
+	assert_int_equal(extc_warm_seed(src, leaffd, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
+	close(src);
+	close(leaffd);
+	assert_int_equal(renameat(fx.rootfd, "seed/a", fx.rootfd, "gone2"), 0);
+	assert_true(triton_hit(leaf, leaf, &inside));
+	assert_true(inside);
+	/* no temporary name of the rewrite is left */
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "seed/leaf/triton/" TRITON_KEY), 5);
+}
+
+/* A group that does not parse, or names a missing file: the entry is not copied. */
+static void test_broken_entries_are_left_out(void **state)
+{
+	static const char *const groups[] = {
+		"{\"child_paths\": {\"add_kernel.json\": ",	/* cut short */
+		"{\"child_paths\": [\"add_kernel.json\"]}",	/* a remote cache's list */
+		"{\"child_paths\": {}, \"extra\": 1}",
+		"{\"child_paths\": {\"add_kernel.json\": \"relative/add_kernel.json\"}}",
+		"{\"child_paths\": {\"../x\": \"/x/../x\"}}",
+		"{\"child_paths\": {\"add_kernel.json\": \"/elsewhere/other.json\"}}",
+	};
+	struct extc_warm_opts o;
+	struct extc_copy_stats st;
+	char why[512], leaf[PATH_MAX], rel[128];
+	size_t i;
+	int src, leaffd;
+
+	(void)state;
+	for (i = 0; i <= sizeof(groups) / sizeof(groups[0]); i++) {
+		snprintf(rel, sizeof(rel), "broken%zu/src", i);
+		/* the last round: a well-formed group naming a file the entry lacks */
+		if (i < sizeof(groups) / sizeof(groups[0]))
+			make_kernel(rel, NULL, groups[i]);
+		else
+			make_kernel(rel, TRITON_KERNEL ".cubin", NULL);
+		snprintf(rel, sizeof(rel), "broken%zu/leaf/triton", i);
+		assert_int_equal(fsfx_mkdirs(&fx, rel), 0);
+		snprintf(rel, sizeof(rel), "broken%zu/leaf", i);
+		abs_of(leaf, sizeof(leaf), rel);
+		opts_triton(&o, leaf);
+		snprintf(rel, sizeof(rel), "broken%zu/src", i);
+		src = openat(fx.rootfd, rel, O_RDONLY | O_DIRECTORY);
+		snprintf(rel, sizeof(rel), "broken%zu/leaf", i);
+		leaffd = openat(fx.rootfd, rel, O_RDONLY | O_DIRECTORY);
+		assert_int_equal(extc_warm_seed(src, leaffd, &o, &st, why, sizeof(why)),
+				 EXTC_SEED_DONE);
+		if (st.skipped_incomplete != 1)
+			fail_msg("group %zu: %llu left out, wanted 1", i,
+				 (unsigned long long)st.skipped_incomplete);
+		snprintf(rel, sizeof(rel), "broken%zu/leaf/triton/%s", i, TRITON_KEY);
+		assert_false(fsfx_exists_at(fx.rootfd, rel));
+		close(src);
+		close(leaffd);
+	}
+}
+
+/* Publishing copies into DIR naming DIR; the pool's move renames, naming the pool. */
+static void test_publish_and_move_name_where_the_entry_goes(void **state)
+{
+	struct extc_publish_report rep;
+	struct extc_manifest mf;
+	struct extc_warm_opts o;
+	char why[512], dir[PATH_MAX], pool[PATH_MAX];
+	bool inside;
+	int leaf, dirfd;
+
+	(void)state;
+	assert_int_equal(extc_manifest_local(&mf, "k1", 42, "n1", "/proc/cpuinfo", why, sizeof(why)), 0);
+	make_kernel("pub/leaf", NULL, NULL);
+	assert_int_equal(fsfx_mkdirs(&fx, "pub/dir"), 0);
+	abs_of(dir, sizeof(dir), "pub/dir");
+	opts_triton(&o, dir);
+	leaf = openat(fx.rootfd, "pub/leaf", O_RDONLY | O_DIRECTORY);
+	dirfd = openat(fx.rootfd, "pub/dir", O_RDONLY | O_DIRECTORY);
+	assert_int_equal(extc_warm_publish(leaf, dirfd, &o, &mf, &rep, why, sizeof(why)), 0);
+	assert_int_equal(rep.published, 1);
+	close(dirfd);
+	assert_true(triton_hit(dir, dir, &inside));
+	assert_true(inside);
+	/* the pool: renamed, no copy; its group files name the pool */
+	assert_int_equal(fsfx_mkdirs(&fx, "pub/pool"), 0);
+	abs_of(pool, sizeof(pool), "pub/pool");
+	opts_triton(&o, pool);
+	o.move = true;
+	dirfd = openat(fx.rootfd, "pub/pool", O_RDONLY | O_DIRECTORY);
+	assert_int_equal(extc_warm_publish(leaf, dirfd, &o, &mf, &rep, why, sizeof(why)), 0);
+	assert_int_equal(rep.published, 1);
+	assert_false(fsfx_exists_at(fx.rootfd, "pub/leaf/triton/" TRITON_KEY));
+	assert_true(triton_hit(pool, pool, &inside));
+	assert_true(inside);
+	close(dirfd);
+	close(leaf);
 }
 
 static void ctime_of(const char *rel, struct timespec *t)
@@ -883,6 +1256,12 @@ int main(void)
 		cmocka_unit_test(test_seed_container_env_file_is_no_build),
 		cmocka_unit_test(test_publish_only_complete_entries),
 		cmocka_unit_test(test_inductor_locks_never_published_nor_seeded),
+		cmocka_unit_test(test_publish_merges_content_addressed_directories),
+		cmocka_unit_test(test_take_renames_the_keys_builds_into_the_leaf),
+		cmocka_unit_test(test_a_copy_without_the_rewrite_misses),
+		cmocka_unit_test(test_seed_rewrites_groups_into_the_leaf),
+		cmocka_unit_test(test_broken_entries_are_left_out),
+		cmocka_unit_test(test_publish_and_move_name_where_the_entry_goes),
 		cmocka_unit_test(test_stale_limit_is_twice_publish_timeout_at_least_an_hour),
 		cmocka_unit_test(test_concurrent_publish_one_wins),
 		cmocka_unit_test(test_publish_refuses_a_directory_of_another_key),
