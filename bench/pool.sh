@@ -15,12 +15,15 @@
 #       48) rounds of three: the key derived from the environment (the
 #       default; `true` builds nothing, so it stays empty) and a key never
 #       seen (its directory made in the step)
-#   7c. seeding from the pool: a key holding POOL_SEED_MB (default 100) MB in
-#       1 MB files, seeded POOL_SEED_RUNS (default 5) times, with n1's base on
-#       the lab's disk (a reflink where the filesystem has one) and on a tmpfs
-#       (a copy); seconds per 100 MB from the plugin's own "node pool:
-#       seeded" log lines
-# Raw data: DATA/pool-load.tsv, DATA/pool-launch.tsv, DATA/pool-seed.txt;
+#   7c. a warm start from the pool by rename: a key holding 2000 and 20000
+#       empty files in 20 Triton-like directories; the wall time of `srun -N1
+#       true` seeded from that key against one of a key never seen (a cold
+#       start), POOL_SEED_RUNS (default 7) interleaved rounds each, with n1's
+#       base on the lab's disk and on a tmpfs; the plugin's own "node pool:
+#       seeded ... took N entries by rename in S s" lines say where the time
+#       went
+# Raw data: DATA/pool-load.tsv, DATA/pool-launch.tsv, DATA/pool-seed.tsv and
+# DATA/pool-seed.txt (the log lines);
 # report.py makes the table (`report.py --pool-only DATA` when run alone).
 set -u
 
@@ -30,8 +33,8 @@ pool_standalone=0
 [ "${BASH_SOURCE[0]}" != "$0" ] || { pool_standalone=1 top=$(cd "$(dirname "$0")/.." && pwd) &&
     . "$top/bench/torchlab.sh" && bench_alone_lab pool "${1:-}"; } || exit 1
 T=$(now_us)
-: "${POOL_LOAD_RUNS:=3}" "${POOL_LAUNCH_RUNS:=48}" "${POOL_SEED_RUNS:=5}" "${POOL_SEED_MB:=100}"
-say "7. node pool: first load() pool/cold/home ($POOL_LOAD_RUNS each), launch with an empty pool ($POOL_LAUNCH_RUNS), seeding ${POOL_SEED_MB} MB ($POOL_SEED_RUNS)"
+: "${POOL_LOAD_RUNS:=3}" "${POOL_LAUNCH_RUNS:=48}" "${POOL_SEED_RUNS:=7}"
+say "7. node pool: first load() pool/cold/home ($POOL_LOAD_RUNS each), launch with an empty pool ($POOL_LAUNCH_RUNS), warm start of 2000 and 20000 files ($POOL_SEED_RUNS)"
 # shellcheck source=torchlab.sh
 . "$top/bench/torchlab.sh" && bench_torch_lab pool "$top" || exit 1
 POOL_PLUG="required $LAB_PLUGIN base=/var/tmp/ext-cache pool=node"
@@ -98,27 +101,50 @@ for ((r = 0; r < POOL_LAUNCH_RUNS; r++)); do
     done
 done
 
-# 7c: seeding POOL_SEED_MB from the pool, on the lab's disk (a reflink where
-# it can) and on a tmpfs (a copy: tmpfs has no reflink)
+# 7c: a warm start by rename, seeded against cold, 2000 and 20000 files, on
+# the lab's disk and on a tmpfs
 lab_set_plugstack "$POOL_PLUG"
+echo "fs files mode round us" >"$DATA/pool-seed.tsv"
 : >"$DATA/pool-seed.txt"
+# moves_logged: how many times n1's pool took builds back (one per step end)
+moves_logged() { grep -ac 'node pool: moved ' "$(lab_log n1)"; }
+# seed_step FS FILES MODE ROUND KEY: one `srun true`, timed; then wait until
+# its end has moved the key's builds back (a later step must find them)
+seed_step() {
+    local t0 us moves
+    lab_wait_idle 60 >/dev/null
+    moves=$(moves_logged)
+    t0=$(now_us)
+    lab_user env SLURM_EXT_CACHE_KEY="$5" srun -N1 -w n1 --ext-cache=local true ||
+        { echo "bench: pool: $3 step failed" >&2; return 1; }
+    us=$(($(now_us) - t0))
+    echo "$1 $2 $3 $4 $us" >>"$DATA/pool-seed.tsv"
+    for _ in $(seq 600); do [ "$(moves_logged)" -gt "$moves" ] && return 0; sleep 0.1; done
+    echo "bench: pool: the $3 step's end never moved its builds back" >&2
+    return 1
+}
 pool_seed_runs() {
-    local fstype
-    lab_wait_idle 60 >/dev/null
-    # shellcheck disable=SC2016 # expanded by the job's shell
-    lab_user env SLURM_EXT_CACHE_KEY="bench-seed-$1" N="$POOL_SEED_MB" srun -N1 -w n1 --ext-cache=local bash -c \
-        'mkdir -p "$TRITON_CACHE_DIR" && for i in $(seq "$N"); do
-            mkdir -p "$TRITON_CACHE_DIR/e$i" && head -c 1048576 /dev/urandom >"$TRITON_CACHE_DIR/e$i/blob"; done' ||
-        { echo "bench: pool: filling the seed key failed" >&2; return 1; }
-    for ((r = 0; r < POOL_SEED_RUNS; r++)); do
-        lab_wait_idle 60 >/dev/null
-        lab_user env SLURM_EXT_CACHE_KEY="bench-seed-$1" srun -N1 -w n1 --ext-cache=local true ||
-            { echo "bench: pool: seeded job failed" >&2; return 1; }
-    done
-    lab_wait_idle 60 >/dev/null
-    # findmnt lists every mount stacked there; the last is the one on top
+    local files key fstype r logged
+    logged=$(wc -l <"$(lab_log n1)")
     fstype=$(lab_node n1 findmnt -n -o FSTYPE --target /var/tmp/ext-cache | tail -n 1 | tr -cd 'a-z0-9_-')
-    grep -ah 'node pool: seeded .* files, ' "$(lab_log n1)" | tail -n "$POOL_SEED_RUNS" |
+    for files in 2000 20000; do
+        key="bench-seed-$1-$files"
+        lab_wait_idle 60 >/dev/null
+        # shellcheck disable=SC2016 # expanded by the job's shell
+        lab_user env SLURM_EXT_CACHE_KEY="$key" N="$((files / 20))" srun -N1 -w n1 --ext-cache=local bash -c \
+            'for d in $(seq 20); do mkdir -p "$TRITON_CACHE_DIR/k$d" && (cd "$TRITON_CACHE_DIR/k$d" && seq "$N" | xargs touch); done' ||
+            { echo "bench: pool: filling the seed key failed" >&2; return 1; }
+        for ((r = 0; r < POOL_SEED_RUNS; r++)); do
+            if ((r % 2)); then
+                seed_step "$fstype" "$files" cold "$r" "bench-cold-$1-$files-$r" &&
+                    seed_step "$fstype" "$files" seeded "$r" "$key" || return 1
+            else
+                seed_step "$fstype" "$files" seeded "$r" "$key" &&
+                    seed_step "$fstype" "$files" cold "$r" "bench-cold-$1-$files-$r" || return 1
+            fi
+        done
+    done
+    tail -n +"$((logged + 1))" "$(lab_log n1)" | grep -a 'node pool: seeded .* took [0-9]* entries by rename' |
         awk -v fs="${fstype:-unknown}" '{ sub(/.*ext-cache: /, ""); print fs, $0 }' >>"$DATA/pool-seed.txt"
 }
 pool_seed_runs disk || exit 1

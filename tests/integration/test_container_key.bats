@@ -58,25 +58,27 @@ keys() { lab_node n1 find "$POOL/$ITEST_UID" -mindepth 1 -maxdepth 1 -type d -pr
 # key_with NAME: the key holding triton/NAME (the step's end moves it in after srun returns)
 key_with() { lab_node n1 find "$POOL/$ITEST_UID" -mindepth 3 -maxdepth 3 -path "*/triton/$1" -printf '%h\n' 2>/dev/null | xargs -r -n1 dirname | xargs -r -n1 basename; }
 has_key_with() { [ -n "$(key_with "$1")" ]; }
+# what n1's plugin said of the pool, for a failure's message
+pool_said() { grep -a 'ext-cache: .*node pool' "$(lab_log n1)" | tail -n 12; }
 
 @test "image A: cold, and its build moves into a key of its own" {
     step container a1 --container-image="$LAB/work/img/a.sqsh"
     assert_equal "$FOUND" ""
-    itest_poll 30 has_key_with a1 || fail "a1 never reached the pool: $(keys)"
+    itest_poll 30 has_key_with a1 || fail "a1 never reached the pool: $(keys)"$'\n'"$(pool_said)"
     itest_save keyA "$(key_with a1)"
 }
 
 @test "image B starts cold: nothing of image A" {
     step container b1 --container-image="$LAB/work/img/b.sqsh"
     assert_equal "$FOUND" ""
-    itest_poll 30 has_key_with b1 || fail "b1 never reached the pool: $(keys)"
+    itest_poll 30 has_key_with b1 || fail "b1 never reached the pool: $(keys)"$'\n'"$(pool_said)"
     [ "$(key_with b1)" != "$(itest_load keyA)" ] || fail "images A and B share key $(key_with b1)"
 }
 
 @test "image A again starts warm, with A's build only" {
     step container a2 --container-image="$LAB/work/img/a.sqsh"
     assert_equal "$FOUND" "a1 "
-    itest_poll 30 has_key_with a2 || fail "a2 never reached the pool"
+    itest_poll 30 has_key_with a2 || fail "a2 never reached the pool: $(keys)"$'\n'"$(pool_said)"
     assert_equal "$(key_with a2)" "$(itest_load keyA)"
 }
 

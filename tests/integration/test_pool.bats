@@ -90,14 +90,26 @@ keys_on() { lab_node "$1" find "$POOL/$ITEST_UID" -mindepth 1 -maxdepth 1 -type 
     done
 }
 
+# so_inode NODE: the inode of the pooled build on NODE (empty while a step has it)
+so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_extensions/extc_p/extc_p.so" 2>/dev/null; }
+
 @test "job 2 of the same environment starts warm on every node: ninja has nothing to do" {
+    local n was=()
     itest_load key >/dev/null
+    for n in 1 2 3; do was[n]=$(so_inode "n$n"); done
     run_ext extc_p job2.log -- -N3 --ntasks-per-node=1 --ext-cache=local
     [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
     assert_equal "$(ranks)" "$(printf 'n%s reused 0 1\n' 1 2 3)"
     assert_equal "$(grep -c 'ninja: no work to do' <<<"$OUT")" 3
     [ ! -s "$W/log/job2.log" ] || fail "the compiler ran: $(cat "$W/log/job2.log")"
-    itest_match "node pool: seeded .* from key $(itest_load key)" "$(cat "$LAB"/log/slurmd-n*.log)"
+    itest_match "node pool: seeded .* from key $(itest_load key): took [1-9][0-9]* entries by rename" \
+        "$(cat "$LAB"/log/slurmd-n*.log)"
+    # the step took the key's builds by rename and its end moved them back:
+    # the very same file, never copied, never deleted
+    for n in 1 2 3; do
+        itest_poll 30 so_inode "n$n" >/dev/null || fail "n$n: the build never went back to the pool"
+        assert_equal "n$n $(so_inode "n$n")" "n$n ${was[n]}"
+    done
 }
 
 @test "another key (SLURM_EXT_CACHE_KEY) starts cold, and gets a key of its own" {
@@ -265,11 +277,15 @@ SH
     pass_logged() { tail -n +"$((logged + 1))" "$(lab_log n1)" | grep -q 'node pool: [0-9]* keys of [0-9]* users, '; }
     itest_poll 30 pass_logged || fail "no eviction pass was logged on n1"
     itest_match "node pool: [0-9]+ keys of [0-9]+ users, 1 in use; evicted [1-9]" "$(tail -n +"$((logged + 1))" "$(lab_log n1)")"
-    lab_node n1 test -d "$POOL/$ITEST_UID/${key[held]}/triton/k" || fail "the held key was evicted"
+    # the running step took the key's builds (by rename): the key itself stays
+    lab_node n1 test -d "$POOL/$ITEST_UID/${key[held]}" || fail "the held key was evicted"
     itest_absent n1 "$POOL/$ITEST_UID/${key[idle]}" || fail "the idle key was not evicted"
     touch "$W/held.release"
     wait "$held_pid" || fail "the holding step failed: $(cat "$W/held.out")"
     lab_wait_idle 30 >/dev/null
+    # its end moved them back
+    itest_poll 30 lab_node n1 test -d "$POOL/$ITEST_UID/${key[held]}/triton/k" ||
+        fail "the held key's builds did not come back"
     # no longer held: the same age now lets it go
     lab_node n1 touch -d '30 days ago' "$POOL/$ITEST_UID/${key[held]}.use"
     lab_user env SLURM_EXT_CACHE_KEY=evictor srun -N1 -w n1 --ext-cache=local true || fail "the evicting job failed"

@@ -107,7 +107,9 @@ stop_helper_while() {
     JOB=$(awk '/^JOB/ {print $2}' <<<"$out")
     itest_poll 60 caught || fail "nothing caught: $(cat "$BATS_FILE_TMPDIR/caught")"
     read -ra HELPERS <<<"$(stopped_pids)"
-    all_stopped "${HELPERS[@]}" || fail "not stopped: ${HELPERS[*]}"
+    # SIGSTOP takes effect when the helper next leaves the kernel: one in the
+    # middle of a slow write (state D on a loaded disk) shows T a moment later
+    itest_poll 30 all_stopped "${HELPERS[@]}" || fail "not stopped: ${HELPERS[*]}"
     # a process of the user's: the user itself may signal (and so stop) it
     lab_user kill -0 "${HELPERS[@]}" || fail "the user cannot signal its helper ${HELPERS[*]}"
     # the job ends and leaves the node while the helper is stopped

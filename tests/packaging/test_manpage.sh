@@ -198,10 +198,12 @@ readme_builtins=$(sed -n '/^Built-in variables/,/^$/p' "$top/README.md" | tr '\n
 t_eq "README.md lists the same built-in variables" "$(awk '{print $1}' <<<"$builtins")" "$readme_builtins"
 
 # ---- user options, environment forms, exported variables ----------------------
+# NAME=ARGINFO, or NAME alone for a flag (no .arginfo string)
 opts=$(sed -n '/^static struct spank_option options/,/^};/p' "$top/plugin/option.c" |
-    sed -n 's/^[[:space:]]*\.\(name\|arginfo\) = "\([A-Za-z-]*\)",/\2/p' | paste -d= - -)
-t_eq "plugin/option.c registers --ext-cache, --ext-cache-seed and --ext-cache-publish" \
-    "ext-cache=MODE ext-cache-seed=DIR ext-cache-publish=DIR" "${opts//$'\n'/ }"
+    awk -F'"' '/\.name = "/ { if (n != "") print n a; n = $2; a = "" } /\.arginfo = "/ { a = "=" $2 }
+        END { if (n != "") print n a }')
+t_eq "plugin/option.c registers --ext-cache, --ext-cache-seed, --ext-cache-publish and --ext-cache-verbose" \
+    "ext-cache=MODE ext-cache-seed=DIR ext-cache-publish=DIR ext-cache-verbose" "${opts//$'\n'/ }"
 for o in $opts; do
     t_check "the manual documents --$o" grep -qx -- "       --$o" <(section "USER OPTION")
 done
@@ -214,6 +216,8 @@ t_eq "the manual documents exactly the modes of plugin/mode.c" "$modes" "$man_mo
 for m in $modes; do
     t_check "mode $m is accepted by the code" argcheck mode "$m"
 done
+envverbose=$(sed -n 's/^#define EXTC_ENV_VERBOSE "\(.*\)"$/\1/p' "$top/plugin/warm_report.h")
+t_check "the manual documents the environment form $envverbose=1" grep -qx "       $envverbose=1" <(section "USER OPTION")
 envreq=$(sed -n 's/^#define EXTC_ENV_REQUEST_NAME "\(.*\)"$/\1/p' "$top/plugin/mode.h")
 t_check "the manual documents the environment form $envreq=MODE" grep -qx "       $envreq=MODE" <(section "USER OPTION")
 exported=$(sed -n 's/^#define EXTC_ENV_[A-Z_]* "\(.*\)"$/\1/p' "$top/plugin/envvars.h" | sort)
