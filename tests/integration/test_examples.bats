@@ -46,7 +46,7 @@ teardown_file() { itest_teardown_file; }
 @test "rlhf-vllm-style.sbatch (checked, not run): syntax, shellcheck, and the variables it relies on are built in" {
     bash -n "$RLHF"
     assert_equal "$(shellcheck "$RLHF" 2>&1)" ""
-    builtins=$(sed -n 's/^[[:space:]]*{ "\([A-Z_]*\)", "[^"]*", \(true\|false\) },$/\1/p' "$ITEST_TOP/plugin/vars.c")
+    builtins=$(sed -n 's/^[[:space:]]*{ "\([A-Z_]*\)", "[^"]*", \(true\|false\), \(true\|false\) },$/\1/p' "$ITEST_TOP/plugin/vars.c")
     # plugin/vars.c: the built-in list is found
     assert_equal "$(grep -c . <<<"$builtins")" 17
     relies=$(sed -n '/relies on these variables/,/^#SBATCH/p' "$RLHF" | sed -n 's/^#   \([A-Z][A-Z_]*\) .*/\1/p')
