@@ -64,21 +64,21 @@ pool_said() { grep -a 'ext-cache: .*node pool' "$(lab_log n1)" | tail -n 12; }
 @test "image A: cold, and its build moves into a key of its own" {
     step container a1 --container-image="$LAB/work/img/a.sqsh"
     assert_equal "$FOUND" ""
-    itest_poll 30 has_key_with a1 || fail "a1 never reached the pool: $(keys)"$'\n'"$(pool_said)"
+    itest_poll 120 has_key_with a1 || fail "a1 never reached the pool: $(keys)"$'\n'"$(pool_said)"
     itest_save keyA "$(key_with a1)"
 }
 
 @test "image B starts cold: nothing of image A" {
     step container b1 --container-image="$LAB/work/img/b.sqsh"
     assert_equal "$FOUND" ""
-    itest_poll 30 has_key_with b1 || fail "b1 never reached the pool: $(keys)"$'\n'"$(pool_said)"
+    itest_poll 120 has_key_with b1 || fail "b1 never reached the pool: $(keys)"$'\n'"$(pool_said)"
     [ "$(key_with b1)" != "$(itest_load keyA)" ] || fail "images A and B share key $(key_with b1)"
 }
 
 @test "image A again starts warm, with A's build only" {
     step container a2 --container-image="$LAB/work/img/a.sqsh"
     assert_equal "$FOUND" "a1 "
-    itest_poll 30 has_key_with a2 || fail "a2 never reached the pool: $(keys)"$'\n'"$(pool_said)"
+    itest_poll 120 has_key_with a2 || fail "a2 never reached the pool: $(keys)"$'\n'"$(pool_said)"
     assert_equal "$(key_with a2)" "$(itest_load keyA)"
 }
 
@@ -97,7 +97,7 @@ pool_said() { grep -a 'ext-cache: .*node pool' "$(lab_log n1)" | tail -n 12; }
         'mkdir -p "$SLURM_EXT_CACHE_DIR/container/triton/s1" && echo k >"$SLURM_EXT_CACHE_DIR/container/triton/s1/k.json"' 2>&1) ||
         fail "srun: $OUT"
     lab_wait_idle 30 >/dev/null
-    itest_poll 30 has_key_with h1 || fail "h1 never reached the pool"
+    itest_poll 120 has_key_with h1 || fail "h1 never reached the pool: $(keys)"$'\n'"$(pool_said)"
     step . h2
     assert_equal "$FOUND" "h1 "
     [ -z "$(key_with s1)" ] || fail "a script's container build was pooled in key $(key_with s1)"

@@ -63,7 +63,7 @@ lookup() { lab_node n1 python3 "$LAB/work/triton_cache.py" lookup "$@"; }
         "python3 $LAB/work/triton_cache.py put \"\$TRITON_CACHE_DIR\" $KEY add_kernel && echo LEAF \$SLURM_EXT_CACHE_DIR"
     itest_save leaf1 "$(sed -n 's/^LEAF //p' <<<"$OUT")"
     assert_equal "$(lab_user python3 "$LAB/work/triton_cache.py" lookup "$W/pub/triton" $KEY add_kernel "$W/pub")" "hit inside"
-    itest_poll 30 pool_has 1 || fail "the kernel never reached the pool"
+    itest_poll 120 pool_has 1 || fail "the kernel never reached the pool"
     key=$(lab_node n1 find "$POOL/$ITEST_UID" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')
     assert_equal "$(lookup "$POOL/$ITEST_UID/$key/triton" $KEY add_kernel "$POOL/$ITEST_UID/$key")" "hit inside"
     # the first step's directory is gone: nothing can be read from it any more
@@ -86,7 +86,7 @@ lookup() { lab_node n1 python3 "$LAB/work/triton_cache.py" lookup "$@"; }
     local inner='$SLURM_EXT_CACHE_DIR/container/triton'
     on_n1 --container-image="$LAB/work/img/t.sqsh" -- \
         "python3 $LAB/work/triton_cache.py put \"$inner\" $KEY add_kernel"
-    itest_poll 30 pool_has 2 || fail "the kernel never reached the image's key"
+    itest_poll 120 pool_has 2 || fail "the kernel never reached the image's key"
     on_n1 --container-image="$LAB/work/img/t.sqsh" -- \
         "python3 $LAB/work/triton_cache.py lookup \"$inner\" $KEY add_kernel \"\$SLURM_EXT_CACHE_DIR/container\""
     assert_equal "$OUT" "hit inside"
