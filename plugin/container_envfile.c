@@ -10,6 +10,7 @@
 
 #include "container_envfile.h"
 #include "text.h"
+#include "warm_data.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
@@ -29,21 +30,6 @@ static bool line_is_literal(const char *name, const char *value)
 	return (strpbrk(value, "\n$") == NULL && value[0] != '\'');
 }
 
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return (-1);
-		s += n;
-		len -= (size_t)n;
-	}
-	return (0);
-}
-
 static int write_lines(int fd, const struct extc_cenv_list *lines)
 {
 	size_t i;
@@ -51,8 +37,10 @@ static int write_lines(int fd, const struct extc_cenv_list *lines)
 	for (i = 0; i < lines->npairs; i++) {
 		const struct extc_cenv_pair *p = &lines->pairs[i];
 
-		if (write_all(fd, p->name, strlen(p->name)) < 0 || write_all(fd, "=", 1) < 0 ||
-		    write_all(fd, p->value, strlen(p->value)) < 0 || write_all(fd, "\n", 1) < 0)
+		if (extc_write_all(fd, p->name, strlen(p->name)) < 0 ||
+		    extc_write_all(fd, "=", 1) < 0 ||
+		    extc_write_all(fd, p->value, strlen(p->value)) < 0 ||
+		    extc_write_all(fd, "\n", 1) < 0)
 			return (-1);
 	}
 	return (0);

@@ -54,16 +54,16 @@ static bool room_for(uint64_t max_bytes, uint64_t bytes, uint64_t more)
 	return (max_bytes == 0 || bytes + more <= max_bytes);
 }
 
-static int write_all(int dfd, const char *buf, size_t n)
+int extc_write_all(int fd, const char *buf, size_t n)
 {
 	size_t off = 0;
 
 	while (off < n) {
-		ssize_t m = write(dfd, buf + off, n - off);
+		ssize_t m = write(fd, buf + off, n - off);
 
 		if (m < 0 && errno == EINTR)
 			continue;
-		if (m < 0)
+		if (m <= 0)	/* 0 for a non-empty write: no progress, never a loop */
 			return (-1);
 		off += (size_t)m;
 	}
@@ -110,7 +110,7 @@ enum extc_data_result extc_warm_copy_data(int sfd, int dfd, char *buf, size_t bu
 			return (EXTC_DATA_COPIED);
 		if (!room_for(max_bytes, *bytes, (uint64_t)n))
 			return (EXTC_DATA_TOO_BIG);
-		if (!kernel && write_all(dfd, buf, (size_t)n) < 0)
+		if (!kernel && extc_write_all(dfd, buf, (size_t)n) < 0)
 			return (failed(what, "cannot write"));
 		*bytes += (uint64_t)n;
 	}

@@ -28,4 +28,7 @@ DIR *extc_warm_opendir(int dirfd);
 /* "1.5 GiB (1610612736 bytes)" style size for messages. */
 void extc_warm_size_text(uint64_t bytes, char *buf, size_t len);
 
+/* All 'n' bytes of 'buf' to 'fd', through EINTR and short writes; 0, or -1 with errno. */
+int extc_write_all(int fd, const char *buf, size_t n);
+
 #endif /* EXTC_WARM_DATA_H_ */

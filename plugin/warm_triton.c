@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "text.h"
+#include "warm_data.h"
 #include "warm_names.h"
 #include "warm_triton.h"
 
@@ -246,22 +247,6 @@ static ssize_t read_group(int keyfd, const char *name, char *buf, size_t cap, st
 	return ((ssize_t)n);
 }
 
-/* All of 'len' bytes, or -1. */
-static int write_whole(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return (-1);
-		buf += n;
-		len -= (size_t)n;
-	}
-	return (0);
-}
-
 /* The new text in place of the group file, whole: a temporary name, then a rename over it. */
 static enum extc_triton_result replace_group(int keyfd, const char *name, const struct group_walk *g,
 					     mode_t mode, char *why, size_t whylen)
@@ -277,7 +262,7 @@ static enum extc_triton_result replace_group(int keyfd, const char *name, const 
 		extc_fmt(why, whylen, "cannot write a group file: %s", strerror(errno));
 		return (EXTC_TRITON_FAILED);
 	}
-	if (write_whole(fd, g->out, g->outlen) < 0 || fchmod(fd, mode & 0777) < 0)
+	if (extc_write_all(fd, g->out, g->outlen) < 0 || fchmod(fd, mode & 0777) < 0)
 		extc_fmt(why, whylen, "cannot write a group file: %s", strerror(errno));
 	else if (renameat(keyfd, tmp, keyfd, name) < 0)
 		extc_fmt(why, whylen, "cannot put a group file in place: %s", strerror(errno));
