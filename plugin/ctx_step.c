@@ -393,10 +393,10 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
  * fails on a noexec mount with a message that names neither the mount nor
  * this plugin. Asked where the task sees the directory: a per-job /tmp
  * (namespace/linux, job_container/tmpfs) can be noexec for one job only.
- * Each task asks for itself (an open and an fstatvfs), as what it decides
- * must hold in its own process.
+ * Each task asks for itself (an open and an fstatvfs), in task_init as
+ * the user, as what it decides must hold in its own process.
  */
-static int refuse_noexec(spank_t sp)
+static void refuse_noexec(spank_t sp)
 {
 	enum extc_noexec_action action;
 
@@ -405,12 +405,11 @@ static int refuse_noexec(spank_t sp)
 				    step.exported, step.choice.user_asked, step.why,
 				    sizeof(step.why));
 	if (action == EXTC_NOEXEC_FINE)
-		return (0);
+		return;
 	step.fail_step = action == EXTC_NOEXEC_FAIL;
 	step.warn_step = !step.fail_step;
 	if (step.warn_step)
 		unexport_vars(sp);
-	return (0);
 }
 
 /*
@@ -437,14 +436,14 @@ int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
 				     sizeof(why));
 	if (found == EXTC_LEVEL_FOUND && step.leaf_id_known && seen.dev == step.leaf_id.dev &&
 	    seen.ino == step.leaf_id.ino)
-		return (refuse_noexec(sp));
+		return (0);
 	pol.job_private = true;
 	pol.job_uid = step.ids.uid;
 	if (extc_tree_create(&step.cfg, &pol, &step.ids, step.choice.mode, path, sizeof(path),
 			     &hold, why, sizeof(why)) == 0) {
 		close(hold);
 		extc_debug("made %s in the job's own mount namespace", path);
-		return (refuse_noexec(sp));
+		return (0);
 	}
 	/* the variables point nowhere in this task: treat it like a failed creation */
 	extc_fmt(step.why, sizeof(step.why), "in the job's mount namespace: %s", why);
@@ -568,6 +567,12 @@ int extc_step_task_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_get_item(sp, S_TASK_ID, &taskid) != ESPANK_SUCCESS)
 		taskid = 0;
+	/*
+	 * As the user, where the task sees its directory: a FUSE mount the user
+	 * put there can hold only the user's own task, never root's hook.
+	 */
+	if (step.created && !step.fail_step && !step.warn_step)
+		refuse_noexec(sp);
 	/* as the user: the part a known image's caches use, for its seed to fill */
 	if (step.created && !step.fail_step && !step.warn_step && step.in_image &&
 	    mkdir(step.warm_path, 0700) < 0 && errno != EEXIST)
