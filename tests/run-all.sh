@@ -3,7 +3,7 @@
 # The whole test suite, from a fresh Debian 12 machine, as root (what CI runs):
 #   install dependencies, build with warnings as errors, make check (the
 #   tier any builder runs); then, in the background, three chroot lanes:
-#   README's package and From-source recipes on a fresh minbase Debian 12
+#   the admin guide's package and From-source recipes on a fresh minbase Debian 12
 #   (tests/releases/run-recipes.sh) and Slurm 24.11 and 26.05 in Debian 13
 #   and forky chroots (tests/releases/run-release.sh); meanwhile, one after
 #   the other: the static checks (tests/lint.sh: shellcheck, cppcheck,
@@ -133,8 +133,8 @@ end_suite() {
     fi
 }
 
-# The chroot lanes start first and run beside everything else: README's
-# package and From-source recipes on a fresh minbase Debian 12
+# The chroot lanes start first and run beside everything else: the admin
+# guide's package and From-source recipes on a fresh minbase Debian 12
 # (tests/releases/run-recipes.sh), and the other Slurm releases (24.11 in
 # Debian 13, 26.05 in Debian forky), each in its own chroot with its own lab
 # directory and ports. None of them touches the host's devices, mounts

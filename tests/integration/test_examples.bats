@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The files in examples/, used as written on a real 3-node Slurm:
 #   * examples/plugstack.conf.d/ext-cache.conf, the admin's line (the same as
-#     README.md's), loaded through `include .../plugstack.conf.d/*.conf` as
+#     README.md's quick start and docs/admin-guide.md's), loaded through `include .../plugstack.conf.d/*.conf` as
 #     Debian's plugstack.conf does; only the plugin's path is changed to the
 #     lab's copy, every argument is kept;
 #   * examples/train-deepspeed-style.sbatch submitted as the user: 3 nodes x 2
@@ -60,10 +60,11 @@ teardown_file() { itest_teardown_file; }
     grep -q 'rlhf-vllm-style.sbatch' "$EX/README.md" || fail "examples/README.md does not describe it"
 }
 
-@test "the admin's line: README's, optional, loaded through plugstack.conf.d/*.conf from Debian's PluginDir, default off" {
+@test "the admin's line: README's and the admin guide's, optional, loaded through plugstack.conf.d/*.conf from Debian's PluginDir, default off" {
     line=$(grep -Ev '^[[:space:]]*(#|$)' "$CONF")
     assert_equal "$(grep -c . <<<"$line")" 1
     assert_equal "$line" "$(grep -E '^[[:space:]]+optional .*/ext_cache\.so' "$ITEST_TOP/README.md" | sed 's/^[[:space:]]*//')"
+    assert_equal "$line" "$(grep -E '^[[:space:]]+optional .*/ext_cache\.so' "$ITEST_TOP/docs/admin-guide.md" | sed 's/^[[:space:]]*//')"
     read -r kw path args <<<"$line"
     # optional: a broken plugin must not stop every job
     assert_equal "$kw" optional

@@ -6,8 +6,9 @@
 # option and its environment form, every exported variable and the built-in
 # variable list. The parser itself (plugin/config.c, compiled here into a
 # small driver) judges the argument values the manual, the plugstack.conf.d
-# snippet and README.md show. Also: README.md and the snippet name every
-# argument, and the versions in configure.ac, the manual, debian/changelog
+# snippet, README.md and docs/admin-guide.md show. Also: the admin guide and
+# the snippet name every argument, the user guide lists the built-in
+# variables, and the versions in configure.ac, the manual, debian/changelog
 # and the RPM spec agree.
 # Prints ok/not ok lines, ends with "N passed, M failed"; about 2 s.
 set -u
@@ -192,10 +193,10 @@ builtins=$(argcheck builtins)
 man_table=$(section ENVIRONMENT | awk '/^ +variable +subdirectory$/ {on = 1; next} on && NF == 2 {print $1, $2; next}
     on && NF == 0 {next} on {exit}')
 t_eq "the manual's built-in variable table is the code's list, in order" "$builtins" "$man_table"
-# the README's sentence "Built-in variables: `A`, `B`, ... `Z`." (up to its full stop)
-readme_builtins=$(sed -n '/^Built-in variables/,/^$/p' "$top/README.md" | tr '\n' ' ' | sed 's/`\. .*//' |
+# the user guide's sentence "Built-in variables: `A`, `B`, ... `Z`." (up to its full stop)
+guide_builtins=$(sed -n '/^Built-in variables/,/^$/p' "$top/docs/user-guide.md" | tr '\n' ' ' | sed 's/`\. .*//' |
     grep -oE '`[A-Z_]+' | tr -d '`')
-t_eq "README.md lists the same built-in variables" "$(awk '{print $1}' <<<"$builtins")" "$readme_builtins"
+t_eq "docs/user-guide.md lists the same built-in variables" "$(awk '{print $1}' <<<"$builtins")" "$guide_builtins"
 
 # ---- user options, environment forms, exported variables ----------------------
 # NAME=ARGINFO, or NAME alone for a flag (no .arginfo string)
@@ -227,12 +228,12 @@ man_names=$(grep -oE 'SLURM_EXT_CACHE[A-Z_]*' "$text" | sort -u)
 code_names=$(grep -rhoE '"SLURM_EXT_CACHE[A-Z_]*"' "$top/plugin" | tr -d '"' | sort -u)
 t_eq "every SLURM_EXT_CACHE* name in the manual exists in the code, and vice versa" "$code_names" "$man_names"
 
-# ---- the directory layout: plugin/layout.h's, the manual's, README.md's ---------
+# ---- the directory layout: plugin/layout.h's, the manual's, the admin guide's ----
 code_layout=$(sed -n 's|^ \* \(<base>/<uid>/.*\)$|\1|p' "$top/plugin/layout.h" | head -n1)
 t_check "plugin/layout.h states the layout" test -n "$code_layout"
 t_eq "the manual's layout is plugin/layout.h's ($code_layout)" "$(tr -d '<>' <<<"$code_layout")" \
     "$(section "DIRECTORY LAYOUT" | sed -n '1s/^ *//p')"
-t_check "README.md's layout is plugin/layout.h's" grep -qE "^    ${code_layout//./\\.} " "$top/README.md"
+t_check "docs/admin-guide.md's layout is plugin/layout.h's" grep -qE "^    ${code_layout//./\\.} " "$top/docs/admin-guide.md"
 
 # ---- examples and the shipped snippet are accepted by the parser ----------------
 n=0
@@ -248,15 +249,18 @@ t_eq "the plugstack.conf.d snippet has one commented plugin line" 1 "$(grep -c .
 t_eq "the snippet has no active line" "" "$(grep -v '^#' "$conf_in" | grep -v '^[[:space:]]*$')"
 read -r -a line <<<"$snippet"
 t_check "the snippet's arguments are accepted" argcheck parse "${line[@]:2}"
-readme_line=$(grep -E '^ +(optional|required) /.*ext_cache\.so' "$top/README.md" | head -n1)
-read -r -a line <<<"$readme_line"
-t_check "README.md's plugstack.conf line is accepted" argcheck parse "${line[@]:2}"
+for doc in README.md docs/admin-guide.md; do
+    doc_line=$(grep -E '^ +(optional|required) /.*ext_cache\.so' "$top/$doc" | head -n1)
+    read -r -a line <<<"$doc_line"
+    t_check "$doc has a plugstack.conf line" test -n "$doc_line"
+    t_check "$doc's plugstack.conf line is accepted" argcheck parse "${line[@]:2}"
+done
 missing=
 for k in $code_keys; do
     grep -q "^#   $k=" "$conf_in" || missing="$missing snippet:$k"
-    grep -q "^| \`$k=" "$top/README.md" || missing="$missing README:$k"
+    grep -q "^| \`$k=" "$top/docs/admin-guide.md" || missing="$missing admin-guide:$k"
 done
-t_eq "README.md's table and the snippet name every argument" "" "$missing"
+t_eq "docs/admin-guide.md's table and the snippet name every argument" "" "$missing"
 
 # ---- log lines: the prefix sites grep for --------------------------------------
 bad=$(grep -nE 'slurm_(error|info|verbose|debug[0-9]?|spank_log)\(' "$top"/plugin/*.c |

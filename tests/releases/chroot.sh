@@ -8,7 +8,7 @@
 #                              with debootstrap --variant=minbase from the host's
 #                              Debian mirror, plus apt's package lists and nothing
 #                              installed, so every run starts from what an admin's
-#                              new minimal machine holds (README's recipes install
+#                              new minimal machine holds (the admin guide's recipes install
 #                              the rest themselves)
 #   rel_mount SUITE            bind the chroot onto itself, /proc, /sys, /dev,
 #                              /dev/pts, a fresh /dev/shm, and the release's kept
@@ -28,8 +28,9 @@
 #   rel_copy_tree SUITE SRC DEST  the source tree SRC into the chroot at DEST, as
 #                              git has it (tracked and untracked-not-ignored files;
 #                              outside a checkout, everything but tests/logs)
-#   rel_readme_block README REGEX  the indented block that follows the line of
-#                              README matching REGEX, unindented (a recipe)
+#   rel_doc_block DOC REGEX    the indented block that follows the line of
+#                              DOC matching REGEX, unindented (a recipe of
+#                              docs/admin-guide.md)
 #   rel_since T0               whole seconds since T0, an $EPOCHREALTIME
 #
 # Facts this relies on, as found on Debian 12 hosts: debootstrap of the
@@ -37,16 +38,16 @@
 # sid's; forky's Release file may expire before this machine's clock; unshare
 # -m inside a chroot needs the chroot to be a mount point of its own. No one
 # is at the keyboard: apt in a chroot takes yes for an answer (the "Do you
-# want to continue?" an admin answers when running README's recipes), and
+# want to continue?" an admin answers when running the admin guide's recipes), and
 # package scripts start no daemons (policy-rc.d).
 
 REL_TOP=${EXTC_RELEASES_DIR:-/var/lib/ext-cache-releases}
 # What every release's suites need inside, installed by run-release.sh after
-# README's recipe has run on the bare base: the build tools, the Slurm
+# the admin guide's recipe has run on the bare base: the build tools, the Slurm
 # daemons, munge, the packaging tools, and that release's own PyTorch with
 # the headers its JIT needs. (The root tier, make check-root, runs on the
 # host only: the filesystem engine calls no Slurm API.)
-# shellcheck disable=SC2034 # installed by run-release.sh, after README's recipe
+# shellcheck disable=SC2034 # installed by run-release.sh, after the admin guide's recipe
 REL_BUILD_PKGS=(build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev
     util-linux procps psmisc kmod git ca-certificates)
 # shellcheck disable=SC2034 # installed by run-release.sh, once the build has passed
@@ -284,7 +285,7 @@ rel_copy_tree() {
     ) | tar -C "$dest" -xf -
 }
 
-rel_readme_block() {
+rel_doc_block() {
     awk -v h="$2" '$0 ~ h {f = 1; next} f && /^    / {print substr($0, 5); n++; next}
         f && n && !/^$/ {exit}' "$1"
 }

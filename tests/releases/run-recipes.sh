@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# README's install recipes, verbatim, on a minimal machine of a Debian
+# The admin guide's install recipes (docs/admin-guide.md), verbatim, on a minimal machine of a Debian
 # release (tests/releases/chroot.sh: debootstrap --variant=minbase and apt's
-# package lists, nothing installed), so they prove that README's apt-get
+# package lists, nothing installed), so they prove that its apt-get
 # lines name every package a build and its make check need:
 #   a. the "Debian / Ubuntu package" recipe as root, checks on (no nocheck in
 #      DEB_BUILD_OPTIONS), down to installing the .deb it built with apt
@@ -55,11 +55,11 @@ export DEBIAN_FRONTEND=noninteractive
 REL_PASS_ENV=DEBIAN_FRONTEND
 unset DEB_BUILD_OPTIONS
 
-# ---- README's text -----------------------------------------------------------------------
-pkg_recipe=$(rel_readme_block "$REL_SRC/README.md" '^\*\*Debian / Ubuntu package\*\*')
-src_recipe=$(rel_readme_block "$REL_SRC/README.md" '^\*\*From source:\*\*')
-t_check "README has a Debian / Ubuntu package recipe" test -n "$pkg_recipe"
-t_check "README has a From source recipe" test -n "$src_recipe"
+# ---- the admin guide's text -------------------------------------------------------------
+pkg_recipe=$(rel_doc_block "$REL_SRC/docs/admin-guide.md" '^\*\*Debian / Ubuntu package\*\*')
+src_recipe=$(rel_doc_block "$REL_SRC/docs/admin-guide.md" '^\*\*From source:\*\*')
+t_check "docs/admin-guide.md has a Debian / Ubuntu package recipe" test -n "$pkg_recipe"
+t_check "docs/admin-guide.md has a From source recipe" test -n "$src_recipe"
 # Each recipe runs in parts, one after the other in the same directory, each
 # verbatim, so that what the build does is told from what Debian's packages
 # do when apt installs them (Slurm's make a slurm user, dbus a messagebus):
@@ -74,14 +74,14 @@ src_deps=$(first_apt "$src_recipe")
 src_build=$(after_apt "$src_recipe")
 # the unprivileged user's part: after its apt-get line, up to and including make check
 user_steps=$(printf '%s\n' "$src_build" | awk '{print} /(^|[;&| ])make check([;&| #]|$)/ {exit}')
-t_eq "README's package recipe: apt-get, the build, apt-get installing the .deb, nothing else" \
+t_eq "the admin guide's package recipe: apt-get, the build, apt-get installing the .deb, nothing else" \
     "$pkg_recipe" "$(printf '%s\n' "$pkg_deps" "$pkg_build" "$pkg_install")"
-t_eq "README's From source recipe: apt-get, then the build" "$src_recipe" "$(printf '%s\n' "$src_deps" "$src_build")"
-t_contains "README's package recipe ends by installing the .deb it built" "apt-get install ../" "$pkg_install"
+t_eq "the admin guide's From source recipe: apt-get, then the build" "$src_recipe" "$(printf '%s\n' "$src_deps" "$src_build")"
+t_contains "the admin guide's package recipe ends by installing the .deb it built" "apt-get install ../" "$pkg_install"
 grep -qE '(^|[;&| ])make check([;&| #]|$)' <<<"$user_steps"
-t_eq "README's From source recipe runs make check after its apt-get line" 0 "$?"
+t_eq "the admin guide's From source recipe runs make check after its apt-get line" 0 "$?"
 if [ "$T_FAILED" -gt 0 ]; then
-    fail_end "README's recipes" "cannot take them apart; see $REL_SRC/README.md"
+    fail_end "the admin guide's recipes" "cannot take them apart; see $REL_SRC/docs/admin-guide.md"
 fi
 printf '%s\n' "$pkg_deps" "--" "$pkg_build" "--" "$pkg_install" >"$logs/package-recipe.txt"
 printf '%s\n' "$src_deps" "--" "$src_build" >"$logs/source-recipe.txt"
@@ -197,34 +197,36 @@ t_check "$suite: the recipe's environment has no nocheck in DEB_BUILD_OPTIONS" \
 snap package before
 t2=$EPOCHREALTIME
 rel_run "$suite" bash -e -c "cd /build/pkg/src && $pkg_deps" </dev/null >"$logs/package.log" 2>&1
-t_eq "$suite: README's package recipe: '$pkg_deps'" 0 "$?" || t_note "$(tail -n 30 "$logs/package.log")"
+t_eq "$suite: the admin guide's package recipe: '$pkg_deps'" 0 "$?" || t_note "$(tail -n 30 "$logs/package.log")"
 t_note "$suite: its apt-get took $(rel_since "$t2") s"
 snap package built-before
 t2=$EPOCHREALTIME
 rel_run "$suite" bash -e -c "cd /build/pkg/src && $pkg_build" </dev/null >>"$logs/package.log" 2>&1
-t_eq "$suite: README's package recipe builds the .deb verbatim (dpkg-buildpackage with make check)" \
+t_eq "$suite: the admin guide's package recipe builds the .deb verbatim (dpkg-buildpackage with make check)" \
     0 "$?" || t_note "$(tail -n 30 "$logs/package.log")"
 t_note "$suite: the package build took $(rel_since "$t2") s"
 snap package built-after
 make_check package "$logs/package.log" /build/pkg/src
 deb=$(awk '{print $NF}' <<<"$pkg_install")
-t_check "$suite: dpkg-buildpackage made the .deb README names (${deb##*/}, as debian/changelog says)" \
+t_check "$suite: dpkg-buildpackage made the .deb the admin guide names (${deb##*/}, as debian/changelog says)" \
     test -f "$root/build/pkg/src/$deb" ||
     t_note "built: $(cd "$root/build/pkg" && echo *.deb)"
 t2=$EPOCHREALTIME
 rel_run "$suite" bash -e -c "cd /build/pkg/src && $pkg_install" </dev/null >>"$logs/package.log" 2>&1
-t_eq "$suite: README's '$pkg_install' installs it with Slurm's packages" 0 "$?" ||
+t_eq "$suite: the admin guide's '$pkg_install' installs it with Slurm's packages" 0 "$?" ||
     t_note "$(tail -n 30 "$logs/package.log")"
 t_note "$suite: the .deb's install took $(rel_since "$t2") s"
 t_eq "$suite: spank-ext-cache is installed" "install ok installed" \
     "$(rel_run "$suite" dpkg-query -W -f "\${Status}" spank-ext-cache 2>&1)"
-t_check "$suite: the plugin is where README says" \
+t_check "$suite: the plugin is where the admin guide says" \
     test -f "$root/usr/lib/x86_64-linux-gnu/slurm-wlm/ext_cache.so"
+t_check "$suite: the documents are where the admin guide says (/usr/share/doc/spank-ext-cache)" \
+    test -f "$root/usr/share/doc/spank-ext-cache/README.md" -a -f "$root/usr/share/doc/spank-ext-cache/docs/admin-guide.md"
 slurm=$(awk '$2 == "SLURM_VERSION_NUMBER" {print $3}' "$root/usr/include/slurm/slurm_version.h" 2>/dev/null)
 slurm=$(printf '%d.%02d.%d' $((slurm >> 16 & 255)) $((slurm >> 8 & 255)) $((slurm & 255)))
 t_contains "$suite: the package depends on exactly Slurm $slurm" \
     "slurm-wlm-basic-plugins (>= $slurm)" "$(rel_run "$suite" dpkg-query -W -f "\${Depends}" spank-ext-cache 2>&1)"
-after package "README's package recipe"
+after package "the admin guide's package recipe"
 t_note "$suite: a. the package recipe took $(rel_since "$t1") s"
 
 # ---- b. the From source recipe, as root ----------------------------------------------------------
@@ -234,12 +236,12 @@ rel_copy_tree "$suite" "$REL_SRC" /build/source || fail_end "copy the source tre
 snap source before
 t2=$EPOCHREALTIME
 rel_run "$suite" bash -e -c "cd /build/source && $src_deps" </dev/null >"$logs/source.log" 2>&1
-t_eq "$suite: README's From source recipe: '$src_deps'" 0 "$?" || t_note "$(tail -n 30 "$logs/source.log")"
+t_eq "$suite: the admin guide's From source recipe: '$src_deps'" 0 "$?" || t_note "$(tail -n 30 "$logs/source.log")"
 t_note "$suite: its apt-get took $(rel_since "$t2") s"
 snap source built-before
 t2=$EPOCHREALTIME
 rel_run "$suite" bash -e -c "cd /build/source && $src_build" </dev/null >>"$logs/source.log" 2>&1
-t_eq "$suite: README's From source recipe runs verbatim as root (autoreconf, configure, make, make check, make install)" \
+t_eq "$suite: the admin guide's From source recipe runs verbatim as root (autoreconf, configure, make, make check, make install)" \
     0 "$?" || t_note "$(tail -n 30 "$logs/source.log")"
 t_note "$suite: its build, make check and make install took $(rel_since "$t2") s"
 snap source built-after
@@ -248,7 +250,7 @@ t_check "$suite: make install put the plugin in \${libdir}/slurm (no Slurm plugi
     test -f "$root/usr/local/lib/slurm/ext_cache.so"
 t_check "$suite: ... and the commented-out snippet in /etc/slurm/plugstack.conf.d" \
     grep -qE '^#.*ext_cache\.so' "$root/etc/slurm/plugstack.conf.d/ext-cache.conf"
-after source "README's From source recipe"
+after source "the admin guide's From source recipe"
 t_note "$suite: b. the From source recipe as root took $(rel_since "$t1") s"
 
 # ---- c. the From source recipe's build and make check, unprivileged --------------------------------
@@ -268,7 +270,7 @@ t_check "$suite: the recipe runs as $user, not root (uid $uid)" test "$uid" -gt 
 snap user before
 snap user built-before
 as_user bash -e -c "cd /build/user && $user_steps" </dev/null >>"$logs/user.log" 2>&1
-t_eq "$suite: README's From source recipe, from autoreconf to make check, passes as an unprivileged user" \
+t_eq "$suite: the admin guide's From source recipe, from autoreconf to make check, passes as an unprivileged user" \
     0 "$?" || t_note "$(tail -n 30 "$logs/user.log")"
 snap user built-after
 make_check user "$logs/user.log" /build/user

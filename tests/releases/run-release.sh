@@ -3,7 +3,7 @@
 # One other Slurm release, for real: in a Debian chroot of that release
 # (tests/releases/chroot.sh), with its own Slurm, munge, gcc and PyTorch:
 #   1. on the bare minimal chroot (debootstrap --variant=minbase, nothing
-#      installed): README's "From source" recipe, verbatim, installs what its
+#      installed): the admin guide's "From source" recipe, verbatim, installs what its
 #      apt-get line names (libslurm-dev: headers only, no Slurm plugins),
 #      configures with a warning, builds, passes make check and installs into
 #      ${libdir}/slurm; so its apt-get line is proven complete
@@ -19,7 +19,7 @@
 # SUITEs are names of tests/integration/test_*.bats or tests/packaging/test_*.sh
 # (default: REL_SUITES below). Must run as root. Prints ok/not ok lines and
 # ends with "N passed, M failed" counting every test of every suite run (a
-# skipped bats @test is a failure). README's other recipes, on Debian 12 as
+# skipped bats @test is a failure). The admin guide's other recipes, on Debian 12 as
 # well: tests/releases/run-recipes.sh.
 # Logs: $EXTC_TEST_LOGS/release-SUITE/ (default tests/logs).
 set -u
@@ -30,8 +30,8 @@ REL_SRC=$(cd "$REL_DIR/../.." && pwd)
 # shellcheck source=../lib/tap.sh
 . "$REL_DIR/../lib/tap.sh"
 
-# Which suites run on every release, and why the others do not: see README
-# ("Compatibility") for the table.
+# Which suites run on every release, and why the others do not: see
+# docs/compatibility.md for the table.
 REL_SUITES="integration/test_core integration/test_lifecycle integration/test_warm
     integration/test_torch integration/test_inductor integration/test_init_failure integration/test_pool
     integration/test_stall integration/test_container_key packaging/test_deb packaging/test_rpm"
@@ -69,20 +69,20 @@ t_pass "$suite minimal chroot, nothing installed ($(rel_since "$t1") s)"
 # copy_source DEST: this source tree into the chroot at DEST
 copy_source() { rel_copy_tree "$suite" "$REL_SRC" "$1"; }
 
-# ---- 1. the bare chroot: README's recipe, verbatim --------------------------------------------
+# ---- 1. the bare chroot: the admin guide's recipe, verbatim ------------------------------
 recipe_phase() {
     local recipe rc t1=$EPOCHREALTIME
     t_check "$suite: the recipe starts without gcc, make or libslurm-dev" \
         rel_run "$suite" sh -c '! command -v gcc && ! command -v make && ! test -e /usr/include/slurm/spank.h'
-    recipe=$(rel_readme_block "$REL_SRC/README.md" '^\*\*From source:\*\*')
-    t_check "README has a From source recipe" test -n "$recipe"
+    recipe=$(rel_doc_block "$REL_SRC/docs/admin-guide.md" '^\*\*From source:\*\*')
+    t_check "docs/admin-guide.md has a From source recipe" test -n "$recipe"
     copy_source /build/recipe || fail_end "copy the source tree into the chroot" "tar failed"
     # as an admin runs it, less the keyboard: debconf asks nothing, apt takes
     # yes for an answer (chroot.sh); nothing else of this environment goes in
     DEBIAN_FRONTEND=noninteractive REL_PASS_ENV=DEBIAN_FRONTEND \
         rel_run "$suite" bash -e -c "cd /build/recipe && $recipe" </dev/null >"$logs/recipe.log" 2>&1
     rc=$?
-    t_eq "$suite: README's From source recipe runs verbatim on a minimal chroot (apt-get, autoreconf, configure, make, make check, make install)" \
+    t_eq "$suite: the admin guide's From source recipe runs verbatim on a minimal chroot (apt-get, autoreconf, configure, make, make check, make install)" \
         0 "$rc" || t_note "$(tail -n 30 "$logs/recipe.log")"
     t_check "$suite: its apt-get line brought Slurm's headers only (libslurm-dev, none of Slurm's plugins)" \
         rel_run "$suite" sh -c '! ls /usr/lib/*/slurm-wlm/auth_munge.so /usr/lib/*/slurm-wlm/select_cons_tres.so'
@@ -101,13 +101,13 @@ recipe_phase() {
     T_PASSED=$((T_PASSED + p))
     T_FAILED=$((T_FAILED + f))
     rel_run "$suite" sh -c 'cd /build/recipe && make uninstall' >/dev/null 2>&1
-    t_note "$suite: README's recipe took $(rel_since "$t1") s"
+    t_note "$suite: the admin guide's recipe took $(rel_since "$t1") s"
 }
 # (EXTC_REL_RECIPE=0 leaves it out while working on the later phases; CI never sets it)
 # make check touches no host state (no mounts, no users, no /dev/fuse): the
 # recipes of two releases run at the same time
 if [ "${EXTC_REL_RECIPE:-1}" = 0 ]; then
-    t_note "$suite: README's recipe left out (EXTC_REL_RECIPE=0)"
+    t_note "$suite: the admin guide's recipe left out (EXTC_REL_RECIPE=0)"
 else
     recipe_phase
 fi
