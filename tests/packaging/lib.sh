@@ -7,6 +7,7 @@
 #   pkg_copy_source DEST    copy the source tree (what git tracks or would track,
 #                           or, outside git, the tree minus build products) to DEST
 #   pkg_run NAME LOG CMD... run CMD with output to LOG; ok/not ok; tail of LOG on failure
+#   pkg_docs                the documents every installation ships (README.md NEWS HACKING.md docs/*.md)
 #   pkg_version             the package version in configure.ac
 #   pkg_slurm_version       Slurm's version from the installed slurm/slurm_version.h (22.05.8)
 #   pkg_slurm_number        its SLURM_VERSION_NUMBER (0x160508)
@@ -142,6 +143,13 @@ pkg_check_unit_tests_ran() {
     t_check "the build ran the unit tests" grep -qE '^# PASS: +[1-9]' "$1"
     t_check "... and skipped none of them" grep -qE '^# SKIP: +0$' "$1"
     t_check "... and none failed" grep -qE '^# FAIL: +0$' "$1"
+}
+
+# pkg_docs: the documents every installation ships into the doc directory,
+# as paths relative to it (the same as in the source): README.md, NEWS,
+# HACKING.md and every docs/*.md.
+pkg_docs() {
+    (cd "$PKG_TOP" && printf '%s\n' README.md NEWS HACKING.md docs/*.md)
 }
 
 pkg_version() {

@@ -86,11 +86,21 @@ t_contains "the description names the Slurm version" "Built against Slurm $slurm
 contents=$(dpkg-deb -c "$deb" | awk '{print $NF}' | sed 's|^\./|/|')
 missing=
 for re in "$plugin" "$conf" "$hook" /usr/share/man/man8/ext_cache\\.8\\.gz \
-    "/usr/share/doc/$pkgname/README\\.md(\\.gz)?" "/usr/share/doc/$pkgname/NEWS(\\.gz)?" \
     "/usr/share/doc/$pkgname/copyright" "/usr/share/doc/$pkgname/changelog\\.Debian\\.gz"; do
     grep -qxE "$re" <<<"$contents" || missing="$missing $re"
 done
 t_eq "it holds the plugin, the snippet, the enroot hook, the manual and the docs" "" "$missing"
+# every document, at its path in the source, so that their relative links hold;
+# the .md files uncompressed for the same reason (debian/rules), NEWS as dh_compress leaves it
+missing=
+for doc in $(pkg_docs); do
+    case $doc in
+        *.md) grep -qxF "/usr/share/doc/$pkgname/$doc" <<<"$contents" || missing="$missing $doc" ;;
+        *) grep -qxE "/usr/share/doc/$pkgname/$doc(\\.gz)?" <<<"$contents" || missing="$missing $doc" ;;
+    esac
+done
+t_eq "it holds every document ($(pkg_docs | paste -sd' ' -)) in /usr/share/doc/$pkgname, the .md ones uncompressed" \
+    "" "$missing"
 t_eq "the enroot hook is root's, mode 0755 (enroot runs only executable hooks)" "-rwxr-xr-x root/root" \
     "$(dpkg-deb -c "$deb" | awk -v h=".$hook" '$NF == h {print $1, $2}')"
 t_eq "no .la, no /usr/local, nothing in the aliased /lib" "" \

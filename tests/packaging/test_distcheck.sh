@@ -47,7 +47,7 @@ if [ -f "$tarball" ]; then
     t_pass "spank-ext-cache-$version.tar.gz made"
     list=$(tar -tzf "$tarball" | sed "s|^spank-ext-cache-$version/||")
     missing=
-    for f in configure Makefile.in README.md NEWS docs/ext_cache.8 etc/plugstack.conf.d/ext-cache.conf.in \
+    for f in configure Makefile.in $(pkg_docs) docs/ext_cache.8 etc/plugstack.conf.d/ext-cache.conf.in \
         spank-ext-cache.spec debian/control debian/rules debian/changelog debian/copyright \
         debian/source/format debian/spank-ext-cache.postrm plugin/ext_cache.lds plugin/dispatch.c \
         scripts/demo.sh scripts/install-deps.sh tests/run-all.sh tests/integration/lib/itest.bash \
@@ -86,10 +86,9 @@ if pkg_run "the tarball configures out of tree with --prefix=/usr --sysconfdir=/
     dest=$PKG_WORK/dest
     pkg_run "make install DESTDIR=..." "$PKG_LOGS/distcheck-install.log" make -C "$build" install DESTDIR="$dest"
     files=$(cd "$dest" && find . -type f -o -type l | sed 's|^\.||' | sort)
-    want=$(printf '%s\n' "$plugindir/ext_cache.so" /etc/slurm/plugstack.conf.d/ext-cache.conf \
-        /etc/enroot/hooks.d/50-ext-cache.sh \
-        /usr/share/man/man8/ext_cache.8 /usr/share/doc/spank-ext-cache/README.md \
-        /usr/share/doc/spank-ext-cache/NEWS | sort)
+    want=$({ printf '%s\n' "$plugindir/ext_cache.so" /etc/slurm/plugstack.conf.d/ext-cache.conf \
+        /etc/enroot/hooks.d/50-ext-cache.sh /usr/share/man/man8/ext_cache.8
+        pkg_docs | sed 's|^|/usr/share/doc/spank-ext-cache/|'; } | sort)
     t_eq "make install: the plugin (no .la), the snippet, the enroot hook, the manual, the docs; nothing else" "$want" "$files"
     t_eq "make install: the enroot hook is mode 0755 (enroot runs only executable hooks)" 755 \
         "$(stat -c %a "$dest/etc/enroot/hooks.d/50-ext-cache.sh" 2>&1)"

@@ -57,6 +57,12 @@ for re in "$plugin" "$conf" "$hook" '/usr/share/man/man8/ext_cache\.8(\.gz)?' \
     grep -qxE "$re" <<<"$files" || missing="$missing $re"
 done
 t_eq "it holds the plugin, the snippet, the enroot hook, the manual and the docs" "" "$missing"
+missing=
+for doc in $(pkg_docs); do
+    grep -qxF "/usr/share/doc/$name/$doc" <<<"$files" || missing="$missing $doc"
+done
+t_eq "it holds every document ($(pkg_docs | paste -sd' ' -)) in /usr/share/doc/$name" "" "$missing"
+t_check "it holds LICENSE as the package's license" grep -qxE "/usr/share/licenses/$name/LICENSE" <<<"$files"
 t_eq "the enroot hook is root's, mode 0755 (enroot runs only executable hooks)" "-rwxr-xr-x root root" \
     "$(rpm -qp --qf '[%{FILENAMES} %{FILEMODES:perms} %{FILEUSERNAME} %{FILEGROUPNAME}\n]' "$rpmfile" | awk -v h="$hook" '$1 == h {print $2, $3, $4}')"
 t_eq "no .la, nothing under /usr/local" "" "$(grep -E '\.la$|^/usr/local' <<<"$files")"
