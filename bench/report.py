@@ -612,7 +612,7 @@ if own:
                     median([r for _, r in xs]), max(r for _, r in xs)))
     p("")
 p("Where `local`'s cost goes: before the tasks start, slurmstepd makes 4 directories per step and node "
-  "(user and job levels, the leaf, and in it `torch_kernels`, the one directory of the 11 built-in "
+  "(user and job levels, the leaf, and in it `torch_kernels`, the one directory of the built-in "
   "variables whose tool will not make it itself, docs/cache-dirs.md; 3 with **local1**), and at step "
   "end removes the leaf and what the tasks left in it. On this machine's root ext4 "
   "(no journal, mounted `discard`) a `mkdirat` costs from tens of microseconds to 0.46 ms (`strace -T`), "
