@@ -62,7 +62,7 @@ for doc in $(pkg_docs); do
     grep -qxF "/usr/share/doc/$name/$doc" <<<"$files" || missing="$missing $doc"
 done
 t_eq "it holds every document ($(pkg_docs | paste -sd' ' -)) in /usr/share/doc/$name" "" "$missing"
-t_check "it holds LICENSE as the package's license" grep -qxE "/usr/share/licenses/$name/LICENSE" <<<"$files"
+t_eq "it holds LICENSE as the package's license" 1 "$(grep -cxE "/usr/share/licenses/$name(-$version)?/LICENSE" <<<"$files")"
 t_eq "the enroot hook is root's, mode 0755 (enroot runs only executable hooks)" "-rwxr-xr-x root root" \
     "$(rpm -qp --qf '[%{FILENAMES} %{FILEMODES:perms} %{FILEUSERNAME} %{FILEGROUPNAME}\n]' "$rpmfile" | awk -v h="$hook" '$1 == h {print $2, $3, $4}')"
 t_eq "no .la, nothing under /usr/local" "" "$(grep -E '\.la$|^/usr/local' <<<"$files")"
