@@ -95,7 +95,7 @@ if have cppcheck; then
             --suppress=readdirCalled --inline-suppr --error-exitcode=1 -I plugin \
             '-DSLURM_VERSION_NUM(a,b,c)=(((a)<<16)+((b)<<8)+(c))' \
             "-DSLURM_VERSION_NUMBER=$(( (10#$major << 16) + (10#$minor << 8) ))" \
-            --template='{file}:{line}: {id} ({severity}) {message}' plugin/*.c 2>&1)
+            --template='{file}:{line}: {id} ({severity}) {message}' plugin/*/*.c 2>&1)
         rc=$?
         n=$(grep -c . <<<"$out")
         if [ "$rc" -eq 0 ] && [ "$n" -eq 0 ]; then
@@ -183,9 +183,9 @@ fi
 # ---- 4. sizes (warnings) ----------------------------------------------------------------------
 # What goes over is printed as "# warning: ..." lines and fails nothing.
 # A function body opens with "{" alone at the start of a line and closes with "}" there
-long_files=$(wc -l plugin/*.c plugin/*.h | awk '$2 != "total" && $1 >= 400 {print "warning: " $2 ": " $1 " lines, 400 or more"}')
+long_files=$(wc -l plugin/*/*.c plugin/*/*.h | awk '$2 != "total" && $1 >= 400 {print "warning: " $2 ": " $1 " lines, 400 or more"}')
 long_functions=$(awk 'FNR == 1 {start = 0} /^\{$/ {start = FNR}
-    /^\}/ && start {if (FNR - start + 1 >= 80) print "warning: " FILENAME ":" start ": function of " FNR - start + 1 " lines, 80 or more"; start = 0}' plugin/*.c)
+    /^\}/ && start {if (FNR - start + 1 >= 80) print "warning: " FILENAME ":" start ": function of " FNR - start + 1 " lines, 80 or more"; start = 0}' plugin/*/*.c)
 size_warnings=$(printf '%s\n%s\n' "$long_files" "$long_functions" | grep -v '^$')
 n_size_warnings=$(grep -c . <<<"$size_warnings")
 t_pass "sizes: plugin/ files of 400 lines or more, functions of 80 or more: $n_size_warnings warning(s)"

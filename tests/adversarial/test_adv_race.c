@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "advtree.h"
-#include "clock.h"
-#include "fs_remove.h"
+#include "base/clock.h"
+#include "fs/fs_remove.h"
 #include "testmain.h"
 
 #define NPAIRS 8

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "base/config.h"
 #include "strassert.h"
-#include "text.h"
+#include "base/text.h"
 
 static bool printable_ascii(const char *s)
 {

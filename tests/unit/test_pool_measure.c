@@ -26,12 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "base/config.h"
 #include "fsfixture.h"
-#include "layout.h"
-#include "pool_fs.h"
-#include "pool_fs_int.h"
-#include "pool_measure.h"
+#include "base/layout.h"
+#include "pool/pool_fs.h"
+#include "pool/pool_fs_int.h"
+#include "pool/pool_measure.h"
 #include "testmain.h"
 
 #define TIB (1ull << 40)
