@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "base/config_vars.h"
 #include "fuzz.h"
 
 #define MAX_ARGS 64

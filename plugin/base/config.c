@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "base/config_vars.h"
 #include "base/text.h"
 #include "base/seed_path.h"
 

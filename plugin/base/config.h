@@ -8,11 +8,9 @@
 #include <stdint.h>
 
 #include "base/mode.h"
+#include "base/vars.h"
 
 #define EXTC_BASE_MAX 512	/* leaves room below PATH_MAX for the levels */
-#define EXTC_VARS_MAX 32
-#define EXTC_VAR_NAME_MAX 64
-#define EXTC_SUBDIR_MAX 64
 #define EXTC_DEFAULT_BASE "/tmp/ext-cache"
 #define EXTC_SEED_PATTERN_MAX 512
 #define EXTC_DEFAULT_SEED_MAX (4ULL << 30)	/* 4G */
@@ -36,24 +34,6 @@ enum extc_on_error {
 
 /* Whether a failure fails the step: on_error=, or by default whether the user asked for a mode. */
 bool extc_on_error_fails(enum extc_on_error on_error, bool user_asked);
-
-struct extc_var {
-	char name[EXTC_VAR_NAME_MAX + 1];
-	char subdir[EXTC_SUBDIR_MAX + 1];
-	/*
-	 * Made with the leaf. Most tools make their own directory, and a mkdir
-	 * per variable was most of the step launch cost; a few (PyTorch's
-	 * kernel cache) silently run uncached if it is missing, and a tool an
-	 * admin names in vars= is unknown, so it gets one.
-	 */
-	bool make_dir;
-	/*
-	 * The tool loads code it built (dlopen, a Python extension) from its
-	 * directory, which a noexec mount refuses (noexec.h). A name an admin
-	 * adds in vars= is unknown: assumed to.
-	 */
-	bool loads_code;
-};
 
 struct extc_config {
 	char base[EXTC_BASE_MAX + 1];
@@ -92,10 +72,5 @@ const char *extc_config_torch_subdir(const struct extc_config *cfg);
 const char *extc_config_inductor_subdir(const struct extc_config *cfg);
 /* TRITON_CACHE_DIR's subdirectory, or NULL when it is not in the list. */
 const char *extc_config_triton_subdir(const struct extc_config *cfg);
-int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvars,
-			   char *why, size_t whylen);
-
-/* The built-in list is parsed here: its declarations come with every user of the parser. */
-#include "base/vars.h"
 
 #endif /* EXTC_CONFIG_H_ */

@@ -3,8 +3,8 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "base/config.h"
-#include "base/container_env.h"
+#include "base/config_vars.h"
+#include "base/layout.h"
 #include "base/text.h"
 
 /* Variables whose hijacking would break the job or the plugin itself. */

@@ -6,6 +6,7 @@
 
 #include "base/container_env.h"
 #include "base/envvars.h"
+#include "base/layout.h"
 #include "base/text.h"
 
 /*

@@ -6,14 +6,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/*
- * Inside a container the cache variables point into this sub-tree of the
- * step's directory, never at the host's own subdirectories: a build made
- * against the container's libraries must not be served to the host (the
- * node pool keys host builds by the host's environment).
- */
-#define EXTC_CONTAINER_SUBTREE "container"
-
 #define EXTC_APPTAINER_BIND "APPTAINER_BIND"
 #define EXTC_SINGULARITY_BIND "SINGULARITY_BIND"
 #define EXTC_APPTAINERENV_PREFIX "APPTAINERENV_"

@@ -21,6 +21,14 @@
  * before the job runs again.
  */
 
+/*
+ * Inside a container the cache variables point into this sub-tree of the
+ * step's directory, never at the host's own subdirectories: a build made
+ * against the container's libraries must not be served to the host (the
+ * node pool keys host builds by the host's environment).
+ */
+#define EXTC_CONTAINER_SUBTREE "container"
+
 #define EXTC_NAME_LEN 32	/* enough for any name below, NUL included */
 
 /* Slurm's special step ids (slurm.h), repeated so the pure code needs no Slurm headers. */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/layout.h"
 #include "warm/container_envfile.h"
 #include "base/text.h"
 #include "warm/warm_data.h"

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/layout.h"
 #include "warm/container_envfile.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_remove.h"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "base/config_vars.h"
 #include "strassert.h"
 #include "base/text.h"
 
