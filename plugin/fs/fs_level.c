@@ -74,17 +74,6 @@ void extc_level_fds_close(struct tree_fds *t)
 	}
 }
 
-void extc_fs_policy_root(struct extc_fs_policy *pol, const struct extc_config *cfg,
-			 const char *node_name)
-{
-	pol->owner = 0;
-	pol->owner_gid = 0;
-	pol->node_name = cfg->allow_shared_fs ? node_name : NULL;
-	pol->rm_limits = NULL;
-	pol->job_private = false;
-	pol->job_uid = 0;
-}
-
 /*
  * Why openat(O_DIRECTORY|O_NOFOLLOW) failed, in words: Linux says ENOTDIR
  * rather than ELOOP for a symlink, so the entry itself is looked at.

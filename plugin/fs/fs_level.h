@@ -13,7 +13,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fs/fs_tree.h"
+#include "base/config.h"
+#include "fs/fs_ident.h"
+#include "fs/fs_policy.h"
+#include "fs/fs_remove.h"
 
 #define SKELETON_MODE 0711	/* traversable, not listable: users cannot see each other's jobs */
 #define LEAF_MODE 0700
@@ -64,17 +67,5 @@ enum extc_level_result extc_level_open_top(const struct extc_config *cfg,
 enum extc_level_result extc_level_open_job(struct tree_fds *t, const struct extc_fs_policy *pol,
 					   uid_t uid, uint32_t jobid, bool create, char *why,
 					   size_t whylen);
-
-/* In fs_tree.c: the user's level of an epilog, and its removal once empty. */
-enum extc_level_result extc_level_open_user(const struct extc_config *cfg,
-					    const struct extc_fs_policy *pol, uid_t uid,
-					    uint32_t jobid, struct tree_fds *t, char *uname,
-					    char *jname, char *why, size_t whylen);
-void extc_level_drop_uid(int nodefd, int uidfd, const char *uname, struct extc_rm_report *report);
-
-/* In fs_trash.c: <base>[/<node>]/.trash opened, and a move into it. */
-enum extc_level_result extc_trash_open(struct tree_fds *t, bool create, int *out, char *why,
-				       size_t whylen);
-int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag);
 
 #endif /* EXTC_FS_LEVEL_H_ */

@@ -10,6 +10,7 @@
 
 #include "fs/fs_level.h"
 #include "fs/fs_stamp.h"
+#include "fs/fs_trash.h"
 #include "base/text.h"
 
 #define STAMP_PREFIX "trusted.ext-cache."

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "base/config.h"
-#include "fs/fs_tree.h"
+#include "fs/fs_policy.h"
 
 /*
  * When the thing 'name' was last done on this node: an extended attribute

@@ -14,6 +14,7 @@
 #include "fs/fs_ident.h"
 #include "fs/fs_level.h"
 #include "fs/fs_trash.h"
+#include "fs/fs_user_level.h"
 #include "base/layout.h"
 #include "base/text.h"
 

@@ -8,7 +8,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fs/fs_tree.h"
+#include "base/config.h"
+#include "fs/fs_level.h"
+#include "fs/fs_policy.h"
+#include "fs/fs_remove.h"
 
 #define EXTC_TRASH_NAME ".trash"
 /*
@@ -18,6 +21,12 @@
  * there once, reported once with its first path, and left to the admin.
  */
 #define EXTC_TRASH_KEPT_NAME ".kept"
+
+/* <base>[/<node>]/.trash opened (with 'create', made first) into *out. */
+enum extc_level_result extc_trash_open(struct tree_fds *t, bool create, int *out, char *why,
+				       size_t whylen);
+/* Move dirfd/name into the trash under a name no other move can take, made from 'tag'; 0 or -1 (errno). */
+int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag);
 
 /*
  * Take a job's tree out of the epilog's critical path: rename it, in O(1)

@@ -10,34 +10,9 @@
 
 #include "base/config.h"
 #include "fs/fs_ident.h"
+#include "fs/fs_policy.h"
 #include "fs/fs_remove.h"
 #include "base/mode.h"
-
-struct extc_fs_policy {
-	uid_t owner;		/* required owner of base and skeleton: root in production */
-	gid_t owner_gid;
-	const char *node_name;	/* extra level under base when it is shared (allow_shared_fs) */
-	const struct extc_rm_limits *rm_limits;	/* NULL: extc_rm_limits_default */
-	/*
-	 * Making the tree inside a job's private view (job_container/tmpfs:
-	 * the job's own /tmp): directories above the base may belong to the
-	 * job's user, and an existing leaf of that user is the step's own,
-	 * made by a sibling task. Nobody but the job can write there.
-	 */
-	bool job_private;
-	uid_t job_uid;
-};
-
-struct extc_ids {
-	uid_t uid;
-	gid_t gid;
-	uint32_t jobid;
-	uint32_t stepid;
-};
-
-/* Production policy: root-owned skeleton, node level when the config allows a shared base. */
-void extc_fs_policy_root(struct extc_fs_policy *pol, const struct extc_config *cfg,
-			 const char *node_name);
 
 /* Make the base (and node level) if missing, verifying it as every step does. */
 int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_policy *pol,
@@ -59,13 +34,6 @@ int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy 
 		     const struct extc_ids *ids, enum extc_mode mode,
 		     char *leaf_path, size_t pathlen, int *hold_fd, char *why, size_t whylen);
 
-/* What opening (or identifying) a level of the tree found. */
-enum extc_level_result {
-	EXTC_LEVEL_FOUND,	/* opened (or identified), made first with 'create' */
-	EXTC_LEVEL_ABSENT,	/* not there, and not to be made */
-	EXTC_LEVEL_REFUSED,	/* unusable or failed: 'why' says why */
-};
-
 /*
  * Identity of the step's leaf as this process sees it, without making
  * anything: found, absent, or refused ('why' says why).
@@ -84,8 +52,5 @@ int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_po
 int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
 			 uid_t uid, uint32_t jobid, struct extc_rm_report *report,
 			 char *why, size_t whylen);
-
-/* The trash, its emptier and the sweep of leftovers. */
-#include "fs/fs_trash.h"
 
 #endif /* EXTC_FS_TREE_H_ */

@@ -43,6 +43,7 @@
 #include "base/config.h"
 #include "fault.h"
 #include "fs/fs_remove.h"
+#include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
 #include "fsfixture.h"
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "base/config.h"
+#include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
 #include "fsfixture.h"
 #include "base/layout.h"
