@@ -13,7 +13,7 @@
 #include "base/layout.h"
 #include "pool/pool_child.h"
 #include "pool/pool_fs.h"
-#include "pool/pool_fs_int.h"
+#include "pool/pool_level.h"
 #include "pool/pool_job.h"
 #include "base/text.h"
 #include "warm/warm_sweep.h"

@@ -18,6 +18,7 @@
 #include "base/layout.h"
 #include "spank/log.h"
 #include "base/noexec.h"
+#include "pool/pool_evict.h"
 #include "pool/pool_fs.h"
 #include "pool/pool_job.h"
 #include "base/text.h"

@@ -39,6 +39,7 @@
 #include "fs/fs_remove.h"
 #include "fusesrv.h"
 #include "base/layout.h"
+#include "pool/pool_evict.h"
 #include "pool/pool_fs.h"
 #include "testmain.h"
 

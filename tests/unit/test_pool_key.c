@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "fsfixture.h"
-#include "pool/pool_fs_int.h"
+#include "pool/pool_level.h"
 #include "pool/pool_key.h"
 
 static const char *values[EXTC_POOL_KEY_NVARS];

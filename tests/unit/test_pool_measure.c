@@ -29,8 +29,9 @@
 #include "base/config.h"
 #include "fsfixture.h"
 #include "base/layout.h"
+#include "pool/pool_evict.h"
 #include "pool/pool_fs.h"
-#include "pool/pool_fs_int.h"
+#include "pool/pool_level.h"
 #include "pool/pool_measure.h"
 #include "testmain.h"
 
