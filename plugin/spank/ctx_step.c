@@ -26,6 +26,7 @@
 #include "spank/option.h"
 #include "spank/pool_step.h"
 #include "spank/step_image.h"
+#include "spank/step_info.h"
 #include "base/text.h"
 #include "warm/warm_seed.h"
 #include "spank/warm_step.h"
@@ -71,6 +72,7 @@ static void step_reset(void)
 	step.hold_fd = -1;
 	extc_cenv_list_free(&container_exports);
 	extc_pool_step_reset();	/* the pool's hold goes with the step's */
+	extc_step_info_reset();
 }
 
 int extc_step_init(spank_t sp, int ac, char **av)
@@ -544,7 +546,8 @@ static void seed_once(spank_t sp, uint32_t stepid, bool tell, bool seeds)
 
 		if (seeds) {
 			extc_warm_step_seed(&step.cfg, &step.ids, step.warm_path);
-			extc_pool_step_seed(&step.cfg, &step.ids, step.warm_path);
+			extc_pool_step_seed(&step.cfg, &step.ids, step.warm_path,
+					    extc_warm_step_seeds());
 		}
 		write_container_envfile(sp, fd);
 		markfd = openat(fd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -581,7 +584,7 @@ int extc_step_task_init(spank_t sp, int ac, char **av)
 	if (step.created && !step.fail_step && !step.warn_step)
 		seed_once(sp, step.ids.stepid, taskid != 0,
 			  extc_warm_step_seeds() || extc_warm_step_publishes() ||
-			  extc_pool_step_seeds(&step.cfg));
+			  extc_pool_step_seeds(&step.cfg, extc_warm_step_seeds()));
 	if (taskid == 0)
 		extc_warm_step_notify(0);
 	if (!step.fail_step && !step.warn_step)

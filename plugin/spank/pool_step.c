@@ -15,10 +15,10 @@
 #include "pool/pool_job.h"
 #include "pool/pool_key.h"
 #include "spank/pool_step.h"
+#include "spank/step_info.h"
 #include "base/text.h"
 #include "warm/warm_data.h"
 #include "base/seed_path.h"
-#include "spank/warm_step.h"
 #include "warm/warm_sweep.h"
 #include "spank/warm_tell.h"
 
@@ -77,7 +77,7 @@ static int install_fp(spank_t sp, const struct extc_ids *ids, const char *const 
 	};
 	struct extc_creds cr;
 
-	extc_warm_step_creds(sp, ids, &cr);
+	extc_step_creds(sp, ids, &cr);
 	if (extc_as_user(&cr, POOL_FP_TIMEOUT_MS, extc_pool_fp_child, &a, r, sizeof(*r), why,
 			 whylen) != EXTC_AS_USER_DONE)
 		return (-1);
@@ -169,7 +169,7 @@ void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct
 		return;
 	}
 	pool.in_container = img->kind != EXTC_CTR_HOST;
-	extc_warm_step_node(sp);
+	extc_step_node(sp);
 	if (derive_key(sp, ids, img, why, sizeof(why)) < 0) {
 		extc_info("node pool: no key for this step (%s): it starts cold and is not pooled", why);
 		extc_warm_report_cold(extc_warm_tell_report(), "no node pool key for this step: %s", why);
@@ -212,7 +212,7 @@ static enum extc_as_user_result run_as_user(spank_t sp, const struct extc_ids *i
 {
 	struct extc_creds cr;
 
-	extc_warm_step_creds(sp, ids, &cr);
+	extc_step_creds(sp, ids, &cr);
 	return (extc_as_user(&cr, (uint64_t)timeout_s * 1000, fn, &child.arg, &child.res,
 			     sizeof(child.res), child.why, sizeof(child.why)));
 }
@@ -223,10 +223,10 @@ bool extc_pool_step_held(void)
 }
 
 
-bool extc_pool_step_seeds(const struct extc_config *cfg)
+bool extc_pool_step_seeds(const struct extc_config *cfg, bool seed_named)
 {
 	/* root's record says whether the key holds anything: no look at an empty one */
-	return (pool.held && !extc_warm_step_seeds() && cfg->seed_max > 0 && pool.hold.bytes > 0);
+	return (pool.held && !seed_named && cfg->seed_max > 0 && pool.hold.bytes > 0);
 }
 
 /* What the key's seed did, for the --ext-cache-verbose line. */
@@ -240,14 +240,14 @@ static void report_seed(const struct extc_warm_seed_res *r)
 }
 
 void extc_pool_step_seed(const struct extc_config *cfg, const struct extc_ids *ids,
-			 const char *leaf_path)
+			 const char *leaf_path, bool seed_named)
 {
 	const struct extc_warm_seed_res *r = &child.res.seed;
 	char size[64];
 
-	if (!extc_pool_step_seeds(cfg))
+	if (!extc_pool_step_seeds(cfg, seed_named))
 		return;
-	extc_warm_step_arg(&child.arg, cfg, ids, leaf_path, cfg->seed_timeout, pool.key);
+	extc_step_child_arg(&child.arg, cfg, ids, leaf_path, cfg->seed_timeout, pool.key);
 	child.arg.seed = pool.hold.dir;
 	/* the key's builds are renamed into the leaf, and moved back at the end: no copy */
 	child.arg.opts.take = true;
@@ -292,7 +292,7 @@ void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg,
 
 	if (!pool.held)
 		return;
-	extc_warm_step_arg(&child.arg, cfg, ids, leaf_path, cfg->publish_timeout, pool.key);
+	extc_step_child_arg(&child.arg, cfg, ids, leaf_path, cfg->publish_timeout, pool.key);
 	child.arg.publish = pool.hold.dir;
 	clock_gettime(CLOCK_REALTIME, &now);
 	extc_warm_stale_limit(cfg->publish_timeout, &now, &child.arg.opts.stale_before);

@@ -32,15 +32,18 @@ void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct
 /* Does this step hold a key of the node pool? */
 bool extc_pool_step_held(void);
 
-/* Will extc_pool_step_seed copy anything (a held key that holds something, no seed named)? */
-bool extc_pool_step_seeds(const struct extc_config *cfg);
+/*
+ * Will extc_pool_step_seed copy anything: a held key that holds something,
+ * and 'seed_named' false (no seed directory named, extc_warm_step_seeds)?
+ */
+bool extc_pool_step_seeds(const struct extc_config *cfg, bool seed_named);
 
 /*
  * task_init, in the task, as the user: fill the fresh leaf from the key's
- * builds (unless a seed was named).
+ * builds (unless 'seed_named').
  */
 void extc_pool_step_seed(const struct extc_config *cfg, const struct extc_ids *ids,
-			 const char *leaf_path);
+			 const char *leaf_path, bool seed_named);
 
 /*
  * exit's detached work, as root, before a local-mode leaf goes: move its

@@ -27,6 +27,7 @@
 #include "warm/warm_publish.h"
 #include "warm/warm_report.h"
 #include "warm/warm_seed.h"
+#include "spank/step_info.h"
 #include "spank/warm_step.h"
 #include "warm/warm_sweep.h"
 #include "spank/warm_tell.h"
@@ -46,7 +47,6 @@ static struct {
 	char publish[EXTC_WARM_PATH_MAX + 1];
 	enum source publish_from;
 	char key[EXTC_WARM_KEY_MAX + 1];
-	char node[EXTC_NODE_NAME_MAX + 1];
 	char notices[NOTICES_MAX][700];	/* told to the user by task 0 of each node */
 	size_t nnotices;
 } warm;
@@ -113,38 +113,6 @@ static const char *user_value(spank_t sp, const char *option, const char *env, c
 		return (buf);
 	}
 	return (NULL);
-}
-
-/*
- * The node's name, for the manifest and the stage names: SLURMD_NODENAME
- * where slurmstepd has it and it is a plain name, else the host name.
- * Stage names also carry the pid, so several slurmd on one host (which
- * share a pid space) never clash either.
- */
-static void node_name(spank_t sp)
-{
-	char buf[EXTC_NODE_NAME_MAX + 1];
-	const char *env = getenv("SLURMD_NODENAME");	/* slurmd's own, inherited */
-
-	if (env != NULL && strlen(env) < sizeof(buf))
-		strcpy(buf, env);
-	else if (spank_getenv(sp, "SLURMD_NODENAME", buf, sizeof(buf)) != ESPANK_SUCCESS)
-		buf[0] = '\0';
-	if (buf[0] != '\0') {
-		size_t i;
-
-		for (i = 0; buf[i] != '\0'; i++) {
-			if (!(buf[i] >= 'a' && buf[i] <= 'z') && !(buf[i] >= 'A' && buf[i] <= 'Z') &&
-			    !(buf[i] >= '0' && buf[i] <= '9') && strchr("._-", buf[i]) == NULL)
-				break;
-		}
-		if (buf[i] == '\0') {
-			strcpy(warm.node, buf);
-			return;
-		}
-	}
-	if (extc_layout_node_name(warm.node, sizeof(warm.node)) < 0)
-		strcpy(warm.node, "node");
 }
 
 static void admin_seed(const struct extc_config *cfg, uid_t uid)
@@ -222,50 +190,15 @@ void extc_warm_step_resolve(spank_t sp, const struct extc_config *cfg, const str
 		warm.seed[0] = warm.publish[0] = '\0';
 		return;
 	}
-	node_name(sp);
-}
-
-const char *extc_warm_step_node(spank_t sp)
-{
-	if (warm.node[0] == '\0')
-		node_name(sp);
-	return (warm.node);
-}
-
-void extc_warm_step_arg(struct extc_warm_child_arg *a, const struct extc_config *cfg,
-			const struct extc_ids *ids, const char *leaf, uint32_t timeout_s,
-			const char *key)
-{
-	char why[EXTC_WHY_MAX];
-
-	if (extc_warm_child_arg_init(a, cfg, leaf, warm.node, timeout_s, key, ids->jobid, why,
-				     sizeof(why)) < 0)
-		extc_verbose("manifest: %s", why);
+	extc_step_node(sp);
 }
 
 static void fill_arg(struct extc_warm_child_arg *a, const struct extc_config *cfg, const struct extc_ids *ids,
 		     const char *leaf, uint32_t timeout_s)
 {
-	extc_warm_step_arg(a, cfg, ids, leaf, timeout_s, warm.key);
+	extc_step_child_arg(a, cfg, ids, leaf, timeout_s, warm.key);
 	a->seed = warm.seed[0] ? warm.seed : NULL;
 	a->publish = warm.publish[0] ? warm.publish : NULL;
-}
-
-bool extc_warm_step_creds(spank_t sp, const struct extc_ids *ids, struct extc_creds *cr)
-{
-	gid_t *groups = NULL;
-	int ngroups = 0;
-
-	cr->uid = ids->uid;
-	cr->gid = ids->gid;
-	cr->groups = NULL;
-	cr->ngroups = 0;
-	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) == ESPANK_SUCCESS &&
-	    ngroups >= 0) {
-		cr->groups = groups;
-		cr->ngroups = (size_t)ngroups;
-	}
-	return (cr->groups != NULL);
 }
 
 /*
@@ -341,7 +274,7 @@ void extc_warm_step_publish(spank_t sp, const struct extc_config *cfg, const str
 
 	if (warm.publish[0] == '\0')
 		return;
-	if (!extc_warm_step_creds(sp, ids, &cr))
+	if (!extc_step_creds(sp, ids, &cr))
 		extc_verbose("the job's supplementary groups are unknown: publishing with its group only");
 	fill_arg(&a, cfg, ids, leaf_path, cfg->publish_timeout);
 	clock_gettime(CLOCK_REALTIME, &now);

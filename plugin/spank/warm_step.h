@@ -45,17 +45,6 @@ bool extc_warm_step_seeds(void);
 /* Does this step publish to a directory the user named? */
 bool extc_warm_step_publishes(void);
 
-/* This node's name for manifests and stage names (resolved once per step). */
-const char *extc_warm_step_node(spank_t sp);
-
-/* The job's user, with its supplementary groups when slurmstepd has them (then true). */
-bool extc_warm_step_creds(spank_t sp, const struct extc_ids *ids, struct extc_creds *cr);
-
-/* A child's argument: the leaf, the variables' subdirectories, a deadline, the manifest for 'key'. */
-void extc_warm_step_arg(struct extc_warm_child_arg *a, const struct extc_config *cfg,
-			const struct extc_ids *ids, const char *leaf, uint32_t timeout_s,
-			const char *key);
-
 /* How many notices there are so far (the seeding task tells the user only its own). */
 size_t extc_warm_step_notices(void);
 

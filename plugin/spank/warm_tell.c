@@ -8,7 +8,7 @@
 #include "spank/log.h"
 #include "spank/option.h"
 #include "warm/warm_report.h"
-#include "spank/warm_step.h"
+#include "spank/step_info.h"
 #include "spank/warm_tell.h"
 
 /* slurmstepd's, set in init_post_opt: the task forked from it reads it in task_init */
@@ -41,6 +41,6 @@ void extc_warm_tell(spank_t sp)
 
 	if (!tell.verbose)
 		return;
-	extc_warm_report_line(&tell.start, extc_warm_step_node(sp), line, sizeof(line));
+	extc_warm_report_line(&tell.start, extc_step_node(sp), line, sizeof(line));
 	extc_user("%s", line);
 }
