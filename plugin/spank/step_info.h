@@ -13,9 +13,21 @@
 #include <slurm/spank.h>
 
 #include "base/config.h"
+#include "base/mode.h"
 #include "fs/as_user.h"
 #include "fs/fs_policy.h"
 #include "warm/warm_child.h"
+
+/* The step's directory, as the hooks from user_init on know it. */
+struct extc_step_leaf {
+	const struct extc_config *cfg;
+	const struct extc_ids *ids;
+	enum extc_mode mode;
+	const struct extc_fs_policy *pol;
+	const char *path;	/* the leaf */
+	const char *warm_path;	/* what seeds fill and publishes take: the leaf, or its container/ */
+	const bool *exported;	/* which of cfg->vars user_init set */
+};
 
 /* Forget the previous step's node name. */
 void extc_step_info_reset(void);
