@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the seed and publish directories as users and admins name them. */
+/* spank-ext-cache: the seed and publish directories and the cache key as users and admins name them, checked. */
 #include <string.h>
 
 #include "base/text.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the seed and publish directories as users and admins name them. */
-#ifndef EXTC_WARM_PATH_H_
-#define EXTC_WARM_PATH_H_
+/* spank-ext-cache: the seed and publish directories and the cache key as users and admins name them, checked. */
+#ifndef EXTC_SEED_PATH_H_
+#define EXTC_SEED_PATH_H_
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -38,4 +38,4 @@ int extc_warm_check_pattern(const char *pattern, char *why, size_t whylen);
 int extc_warm_expand_pattern(const char *pattern, uid_t uid, const char *user,
 			     char *out, size_t outlen, char *why, size_t whylen);
 
-#endif /* EXTC_WARM_PATH_H_ */
+#endif /* EXTC_SEED_PATH_H_ */

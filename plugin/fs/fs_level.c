@@ -138,7 +138,7 @@ static int check_ancestor(const struct extc_ident *id, const struct extc_fs_poli
 
 /*
  * Open (and with 'create', make) a skeleton level below a verified parent.
- * Returns 1 when the level does not exist and 'create' is false. A NULL
+ * EXTC_LEVEL_ABSENT when it does not exist and 'create' is false. A NULL
  * 'parent_id' skips the mount check (the base itself may be a mount point).
  */
 enum extc_level_result extc_level_open(int parentfd, const struct extc_ident *parent_id,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * spank-ext-cache: internals shared by fs_tree.c, fs_trash.c and fs_level.c:
- * the descriptors of a walk down <base>[/<node>]/<uid>/<job>, and the checks
- * every level passes. Not an API of the plugin.
+ * spank-ext-cache: the descriptors of a walk down <base>[/<node>]/<uid>/<job>,
+ * and the checks every level passes, for the files that walk the tree (the
+ * rest of fs/, and the pool's levels). Not an API of the plugin.
  */
 #ifndef EXTC_FS_LEVEL_H_
 #define EXTC_FS_LEVEL_H_

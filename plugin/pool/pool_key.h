@@ -12,7 +12,7 @@
  * What a key hashes, as a number: raise it whenever extc_pool_key or
  * extc_pool_install_fp hashes anything else, so that no step is served a
  * key made by other rules. Root's record of a key says its version
- * (pool_fs.c); the next eviction pass removes a key of any other.
+ * (pool_fs.c writes it, pool_level.c reads it); the next eviction pass removes a key of any other.
  * 2: the container image joined the key.
  */
 #define EXTC_POOL_KEY_VERSION 2

@@ -203,7 +203,7 @@ static void fill_arg(struct extc_warm_child_arg *a, const struct extc_config *cf
 
 /*
  * In the task, as the user, before the user's program: a stuck seed holds
- * the user's own tasks only (ctx_step.c makes one task of the node seed
+ * the user's own tasks only (step_seed.c makes one task of the node seed
  * and the others wait for it).
  */
 void extc_warm_step_seed(const struct extc_config *cfg, const struct extc_ids *ids,

@@ -113,7 +113,7 @@ enum extc_ninja_verdict extc_ninja_built(int dirfd, const char *output, const st
 
 /*
  * A torch extension directory is complete when every .so in it is one that
- * ninja's log says a finished command left. Without a log,
+ * ninja's log says a finished command left. Without a log, it is complete
  * when no builder holds (or, killed, left) its lock. The lock alone decides
  * nothing where the log exists: torch 2.14 keeps the file for good (it
  * holds an OS lock on it: torch/utils/cpp_extension.py, FileLock), while

@@ -9,7 +9,7 @@
 
 /*
  * <leaf>/.ext-cache-seeded.<step>: a step's tasks have seeded the leaf
- * (ctx_step.c). Not content: a leaf holding only these is still fresh.
+ * (step_seed.c). Not content: a leaf holding only these is still fresh.
  */
 #define EXTC_SEEDED_MARK_PREFIX ".ext-cache-seeded."
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache unit tests: pool_measure.h (root's measurement of a key)
- * and the eviction pass that uses it (pool_fs.h: extc_pool_account,
- * extc_pool_evict). Real directories below a fresh mkdtemp(). make check's
+ * and what uses it: a key's record (pool_fs.h: extc_pool_account) and the
+ * eviction pass (pool_evict.h: extc_pool_evict). Real directories below a fresh mkdtemp(). make check's
  * cases run as any uid: the pool's owner is then the caller, as root is in
  * production, and "users" are levels of that uid. make check-root's mount
  * tmpfs and binds inside keys and hand keys to other uids.
