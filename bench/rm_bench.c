@@ -46,8 +46,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "fs_remove.h"
+#include "base/clock.h"
+#include "fs/fs_remove.h"
 
 extern char **environ;
 

@@ -33,9 +33,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "fs_remove.h"
-#include "warm_copy.h"
+#include "base/clock.h"
+#include "fs/fs_remove.h"
+#include "warm/warm_copy.h"
 
 extern char **environ;
 

@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "base/config.h"
+#include "base/config_vars.h"
 #include "fuzz.h"
 
 #define MAX_ARGS 64

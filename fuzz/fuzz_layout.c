@@ -22,8 +22,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "layout.h"
-#include "text.h"
+#include "base/layout.h"
+#include "base/text.h"
 
 static uint32_t u32_at(const uint8_t *d)
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "mode.h"
+#include "base/mode.h"
 
 static bool is_mode_name(const char *v, enum extc_mode *m)
 {

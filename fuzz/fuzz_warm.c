@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "warm_path.h"
+#include "base/seed_path.h"
 
 static bool has_control(const char *s)
 {

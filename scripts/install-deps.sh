@@ -7,7 +7,7 @@
 #                                    and rootless Podman (with runc and uidmap) for
 #                                    test_container_user, busybox-static for the container
 #                                    suites' images, and the linters of
-#                                    tests/lint.sh (shellcheck, cppcheck; npm, for jscpd)
+#                                    tests/lint.sh (shellcheck, cppcheck, python3; npm, for jscpd)
 # Idempotent; as root. Package scripts are kept from starting system daemons
 # (the tests start their own Slurm and munge).
 set -eu

@@ -12,12 +12,16 @@
 #      tests/lib/jscpd.sh) over the C, shell and python files of the tree
 #      finds at most LINT_MAX_DUP_CLONES clones, places sharing six or more
 #      lines (and 40 or more tokens);
-#   4. sizes, warnings only: a plugin/ source file of 400 lines or more, or a
+#   4. seams (tests/lib/seams.py, python3 on the sources): plugin/'s layers
+#      depend downwards only, only the SPANK glue includes Slurm's headers,
+#      each header declares only its own file's functions, and no two files
+#      include or call each other (each gate is explained below);
+#   5. sizes, warnings only: a plugin/ source file of 400 lines or more, or a
 #      function in them of 80 or more (from its opening to its closing
 #      brace), is printed as a "# warning:" line; the check itself passes.
 # A missing tool is a failure, never a skip (scripts/install-deps.sh test
-# installs shellcheck and cppcheck; jscpd needs node and npm, Debian's npm
-# package). Prints ok/not ok lines, ends with "N passed, M failed",
+# installs shellcheck, cppcheck and python3; jscpd needs node and npm,
+# Debian's npm package). Prints ok/not ok lines, ends with "N passed, M failed",
 # exits non-zero if anything failed.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -95,7 +99,7 @@ if have cppcheck; then
             --suppress=readdirCalled --inline-suppr --error-exitcode=1 -I plugin \
             '-DSLURM_VERSION_NUM(a,b,c)=(((a)<<16)+((b)<<8)+(c))' \
             "-DSLURM_VERSION_NUMBER=$(( (10#$major << 16) + (10#$minor << 8) ))" \
-            --template='{file}:{line}: {id} ({severity}) {message}' plugin/*.c 2>&1)
+            --template='{file}:{line}: {id} ({severity}) {message}' plugin/*/*.c 2>&1)
         rc=$?
         n=$(grep -c . <<<"$out")
         if [ "$rc" -eq 0 ] && [ "$n" -eq 0 ]; then
@@ -180,12 +184,51 @@ else
     fi
 fi
 
-# ---- 4. sizes (warnings) ----------------------------------------------------------------------
+# ---- 4. seams (failures) ----------------------------------------------------------------------
+# plugin/ is in folders by layer, lowest first: base/ (settings and small
+# Slurm-free pieces), fs/ (the tree and removal engine), warm/ (warm start),
+# pool/ (the node pool), spank/ (the SPANK glue). tests/lib/seams.py reads
+# the sources (comments and strings blanked, no compiler, no build) and
+# prints each finding; any finding fails its gate. Why each exists:
+#   layers   a file includes headers of its own layer or a lower one only,
+#            so a layer builds, reads and is tested without those above it
+#            and the engine never reaches into the SPANK glue;
+#   slurm    only spank/ includes <slurm/...>: the engine (libextc, what the
+#            unit tests link) needs no Slurm, and what a Slurm release
+#            changes is in one folder;
+#   headers  each header declares only functions its own .c defines (a
+#            static inline in a header is the header's), so including x.h
+#            means depending on x.c and nothing else;
+#   includes no cycle among plugin/'s files, x.c or x.h including y.h
+#            meaning x depends on y. With "headers", a call from x.c into
+#            y.c needs y.h, so x depends on y: no include cycle means no
+#            two files call each other, nor any longer ring of them;
+#   calls    the same said of the calls themselves (each body's calls
+#            mapped to the file defining the callee): it also catches a call
+#            through a prototype written by hand instead of an include.
+seam_gates="layers:each layer includes only its own and lower layers' headers
+slurm:only plugin/spank/ includes Slurm's headers
+headers:each header declares only its own .c file's functions
+includes:no include cycle among plugin/'s files
+calls:no two plugin/ files call each other (no call cycle)"
+if have python3; then
+    while IFS=: read -r gate says; do
+        out=$(python3 tests/lib/seams.py "$gate" 2>&1)
+        rc=$?
+        if [ "$rc" -eq 0 ]; then
+            t_pass "seams: $says"
+        else
+            t_fail "seams: $says" "$(grep -vc '^  ' <<<"$out") finding(s), exit $rc"$'\n'"$out"
+        fi
+    done <<<"$seam_gates"
+fi
+
+# ---- 5. sizes (warnings) ----------------------------------------------------------------------
 # What goes over is printed as "# warning: ..." lines and fails nothing.
 # A function body opens with "{" alone at the start of a line and closes with "}" there
-long_files=$(wc -l plugin/*.c plugin/*.h | awk '$2 != "total" && $1 >= 400 {print "warning: " $2 ": " $1 " lines, 400 or more"}')
+long_files=$(wc -l plugin/*/*.c plugin/*/*.h | awk '$2 != "total" && $1 >= 400 {print "warning: " $2 ": " $1 " lines, 400 or more"}')
 long_functions=$(awk 'FNR == 1 {start = 0} /^\{$/ {start = FNR}
-    /^\}/ && start {if (FNR - start + 1 >= 80) print "warning: " FILENAME ":" start ": function of " FNR - start + 1 " lines, 80 or more"; start = 0}' plugin/*.c)
+    /^\}/ && start {if (FNR - start + 1 >= 80) print "warning: " FILENAME ":" start ": function of " FNR - start + 1 " lines, 80 or more"; start = 0}' plugin/*/*.c)
 size_warnings=$(printf '%s\n%s\n' "$long_files" "$long_functions" | grep -v '^$')
 n_size_warnings=$(grep -c . <<<"$size_warnings")
 t_pass "sizes: plugin/ files of 400 lines or more, functions of 80 or more: $n_size_warnings warning(s)"

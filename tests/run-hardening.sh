@@ -219,9 +219,10 @@ if [ "$fuzz_seconds" -gt 0 ]; then
         case $t in layout) maxlen=512 ;; *) maxlen=8192 ;; esac
         if ! clang-14 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -D_GNU_SOURCE -I"$top/plugin" -I"$top/fuzz" -o "$fz/fuzz_$t" \
-                "$top/fuzz/fuzz_$t.c" "$top/fuzz/fuzz_common.c" "$top/plugin/config.c" \
-                "$top/plugin/mode.c" "$top/plugin/layout.c" "$top/plugin/text.c" \
-                "$top/plugin/warm_path.c" "$top/plugin/vars.c" \
+                "$top/fuzz/fuzz_$t.c" "$top/fuzz/fuzz_common.c" "$top/plugin/base/config.c" \
+                "$top/plugin/base/config_vars.c" "$top/plugin/base/mode.c" \
+                "$top/plugin/base/layout.c" "$top/plugin/base/text.c" \
+                "$top/plugin/base/seed_path.c" "$top/plugin/base/vars.c" \
                 >"$logdir/fuzz-$t-build.log" 2>&1; then
             notok "libFuzzer build of fuzz_$t (see $logdir/fuzz-$t-build.log)"
             continue

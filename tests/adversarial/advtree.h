@@ -12,8 +12,9 @@
 #define EXTC_ADVTREE_H_
 
 #include "adv.h"
-#include "config.h"
-#include "fs_tree.h"
+#include "base/config.h"
+#include "fs/fs_trash.h"
+#include "fs/fs_tree.h"
 
 #define ADV_JOBID 77
 

@@ -36,10 +36,11 @@
 #include <unistd.h>
 
 #include "advtree.h"
-#include "fs_remove.h"
+#include "fs/fs_remove.h"
 #include "fusesrv.h"
-#include "layout.h"
-#include "pool_fs.h"
+#include "base/layout.h"
+#include "pool/pool_evict.h"
+#include "pool/pool_fs.h"
 #include "testmain.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */

@@ -31,8 +31,8 @@
 #include <unistd.h>
 
 #include "advtree.h"
-#include "clock.h"
-#include "fs_remove.h"
+#include "base/clock.h"
+#include "fs/fs_remove.h"
 #include "testmain.h"
 
 #ifndef FS_IOC_GETFLAGS

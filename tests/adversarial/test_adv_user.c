@@ -45,9 +45,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "as_user.h"
+#include "fs/as_user.h"
 #include "advtree.h"
-#include "fs_remove.h"
+#include "fs/fs_remove.h"
 #include "fuseuser.h"
 #include "testmain.h"
 

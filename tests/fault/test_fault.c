@@ -40,10 +40,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "base/config.h"
 #include "fault.h"
-#include "fs_remove.h"
-#include "fs_tree.h"
+#include "fs/fs_remove.h"
+#include "fs/fs_trash.h"
+#include "fs/fs_tree.h"
 #include "fsfixture.h"
 
 #define USER_UID 4242

@@ -11,7 +11,7 @@
 #   * examples/rlhf-vllm-style.sbatch checked, not run: Ray, vLLM and OpenRLHF
 #     are not packaged by Debian, and no stand-in is run in their place. Its
 #     syntax, shellcheck, and the variables it says it relies on against the
-#     plugin's built-in list (plugin/vars.c).
+#     plugin's built-in list (plugin/base/vars.c).
 # Needs python3-torch, libtorch-dev, python3-dev, ninja-build, g++; a missing
 # one fails the suite.
 
@@ -46,8 +46,8 @@ teardown_file() { itest_teardown_file; }
 @test "rlhf-vllm-style.sbatch (checked, not run): syntax, shellcheck, and the variables it relies on are built in" {
     bash -n "$RLHF"
     assert_equal "$(shellcheck "$RLHF" 2>&1)" ""
-    builtins=$(sed -n 's/^[[:space:]]*{ "\([A-Z_]*\)", "[^"]*", \(true\|false\), \(true\|false\) },$/\1/p' "$ITEST_TOP/plugin/vars.c")
-    # plugin/vars.c: the built-in list is found
+    builtins=$(sed -n 's/^[[:space:]]*{ "\([A-Z_]*\)", "[^"]*", \(true\|false\), \(true\|false\) },$/\1/p' "$ITEST_TOP/plugin/base/vars.c")
+    # plugin/base/vars.c: the built-in list is found
     assert_equal "$(grep -c . <<<"$builtins")" 17
     relies=$(sed -n '/relies on these variables/,/^#SBATCH/p' "$RLHF" | sed -n 's/^#   \([A-Z][A-Z_]*\) .*/\1/p')
     assert_equal "$(sort <<<"$relies" | paste -sd' ')" \

@@ -49,7 +49,7 @@ if [ -f "$tarball" ]; then
     missing=
     for f in configure Makefile.in $(pkg_docs) docs/ext_cache.8 etc/plugstack.conf.d/ext-cache.conf.in \
         spank-ext-cache.spec debian/control debian/rules debian/changelog debian/copyright \
-        debian/source/format debian/spank-ext-cache.postrm plugin/ext_cache.lds plugin/dispatch.c \
+        debian/source/format debian/spank-ext-cache.postrm plugin/spank/ext_cache.lds plugin/spank/dispatch.c \
         scripts/demo.sh scripts/install-deps.sh tests/run-all.sh tests/integration/lib/itest.bash \
         tests/integration/lib/cluster.sh tests/integration/test_core.bats tests/lib/tap.sh tests/packaging/lib.sh \
         tests/packaging/test_manpage.sh tests/packaging/test_deb.sh tests/packaging/test_rpm.sh \

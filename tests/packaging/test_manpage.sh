@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The manual ext_cache(8) against the code: it renders without warnings, has
 # every section an admin needs, and documents exactly the plugstack arguments
-# plugin/config.c accepts (each with the default the code uses), the user
+# plugin/base/config.c accepts (each with the default the code uses), the user
 # option and its environment form, every exported variable and the built-in
-# variable list. The parser itself (plugin/config.c, compiled here into a
+# variable list. The parser itself (plugin/base/config.c, compiled here into a
 # small driver) judges the argument values the manual, the plugstack.conf.d
 # snippet, README.md and docs/admin-guide.md show. Also: the admin guide and
 # the snippet name every argument, the user guide lists the built-in
@@ -56,14 +56,14 @@ entry() {
 }
 
 # ---- the argument parser, compiled from the plugin's own sources ----------------
-lib_sources=$(sed -n '/^libextc_la_SOURCES/,/^$/p' "$top/Makefile.am" | grep -oE 'plugin/[a-z_]+\.c' | sed "s|^|$top/|")
+lib_sources=$(sed -n '/^libextc_la_SOURCES/,/^$/p' "$top/Makefile.am" | grep -oE 'plugin/[a-z]+/[a-z_]+\.c' | sed "s|^|$top/|")
 cat >"$PKG_WORK/argcheck.c" <<'C'
 /* argcheck defaults | builtins | reserved NAME | parse ARG... | mode VALUE */
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
-#include "mode.h"
+#include "base/config.h"
+#include "base/mode.h"
 
 int main(int argc, char **argv)
 {
@@ -117,21 +117,21 @@ int main(int argc, char **argv)
 C
 # shellcheck disable=SC2086
 if out=$(cc -std=gnu11 -D_GNU_SOURCE -I"$top/plugin" -o "$PKG_WORK/argcheck" "$PKG_WORK/argcheck.c" $lib_sources 2>&1); then
-    t_pass "the argument parser of plugin/config.c builds into a driver"
+    t_pass "the argument parser of plugin/base/config.c builds into a driver"
 else
-    t_fail "the argument parser of plugin/config.c builds into a driver" "$out"
+    t_fail "the argument parser of plugin/base/config.c builds into a driver" "$out"
     pkg_end
 fi
 argcheck() { "$PKG_WORK/argcheck" "$@"; }
 
 # ---- the arguments: the code's list, the manual's list ---------------------------
 # the parser's table of keys: one { "key", parser } row each
-code_keys=$(sed -n '/config_keys\[\] = {/,/^};/p' "$top/plugin/config.c" | grep -oE '^[[:space:]]*\{ "[a-z_]+",' |
+code_keys=$(sed -n '/config_keys\[\] = {/,/^};/p' "$top/plugin/base/config.c" | grep -oE '^[[:space:]]*\{ "[a-z_]+",' |
     grep -oE '"[a-z_]+"' | tr -d '"' | sort -u)
 help_keys=$(argcheck parse bogus=1 2>&1 | sed -n 's/.*valid arguments are \([a-z_=, ]*\).*/\1/p' |
     tr ',' '\n' | tr -d ' =' | grep . | sort -u)
-t_check "plugin/config.c: parsed keys found" test -n "$code_keys"
-t_eq "plugin/config.c: the keys it parses are the keys its error message lists" "$code_keys" "$help_keys"
+t_check "plugin/base/config.c: parsed keys found" test -n "$code_keys"
+t_eq "plugin/base/config.c: the keys it parses are the keys its error message lists" "$code_keys" "$help_keys"
 man_keys=$(section ARGUMENTS | grep -oE '^       [a-z_]+=' | sed 's/^ *//; s/=$//' | sort -u)
 t_eq "the manual documents exactly the arguments the code accepts" "$code_keys" "$man_keys"
 
@@ -177,12 +177,12 @@ for v in true 1 false 0; do
 done
 
 # reserved variable names: the code's lists, the manual's list
-code_reserved=$(sed -n '/reserved_vars\[\] = {/,/};/p; /reserved_prefixes\[\] = {/,/};/p' "$top/plugin/config_vars.c" |
+code_reserved=$(sed -n '/reserved_vars\[\] = {/,/};/p; /reserved_prefixes\[\] = {/,/};/p' "$top/plugin/base/config_vars.c" |
     grep -oE '"[A-Za-z_]+"' | tr -d '"' | sort -u)
 man_reserved=$(entry ARGUMENTS vars= | grep -o 'Refused names.*' | grep -oE '\b[A-Z_]{2,}\b' | sort -u)
 t_eq "vars=: the manual lists exactly the names and prefixes the code refuses" "$code_reserved" "$man_reserved"
 bad=
-for name in $(sed -n '/reserved_vars\[\] = {/,/};/p' "$top/plugin/config_vars.c" | grep -oE '"[A-Za-z_]+"' | tr -d '"'); do
+for name in $(sed -n '/reserved_vars\[\] = {/,/};/p' "$top/plugin/base/config_vars.c" | grep -oE '"[A-Za-z_]+"' | tr -d '"'); do
     argcheck parse "vars=$name" >/dev/null && bad="$bad $name"
 done
 t_eq "vars=: each refused name is refused by the parser" "" "$bad"
@@ -200,40 +200,40 @@ t_eq "docs/user-guide.md lists the same built-in variables" "$(awk '{print $1}' 
 
 # ---- user options, environment forms, exported variables ----------------------
 # NAME=ARGINFO, or NAME alone for a flag (no .arginfo string)
-opts=$(sed -n '/^static struct spank_option options/,/^};/p' "$top/plugin/option.c" |
+opts=$(sed -n '/^static struct spank_option options/,/^};/p' "$top/plugin/spank/option.c" |
     awk -F'"' '/\.name = "/ { if (n != "") print n a; n = $2; a = "" } /\.arginfo = "/ { a = "=" $2 }
         END { if (n != "") print n a }')
-t_eq "plugin/option.c registers --ext-cache, --ext-cache-seed, --ext-cache-publish and --ext-cache-verbose" \
+t_eq "plugin/spank/option.c registers --ext-cache, --ext-cache-seed, --ext-cache-publish and --ext-cache-verbose" \
     "ext-cache=MODE ext-cache-seed=DIR ext-cache-publish=DIR ext-cache-verbose" "${opts//$'\n'/ }"
 for o in $opts; do
     t_check "the manual documents --$o" grep -qx -- "       --$o" <(section "USER OPTION")
 done
-modes=$(sed -n '/mode_names\[\] = {/,/};/p' "$top/plugin/mode.c" | grep -oE '"[a-z]+"' | tr -d '"' | sort)
+modes=$(sed -n '/mode_names\[\] = {/,/};/p' "$top/plugin/base/mode.c" | grep -oE '"[a-z]+"' | tr -d '"' | sort)
 man_modes=$(section "USER OPTION" | grep -oE '^              (local|job|off|[a-z]+)  ' | awk '{print $1}' | sort)
-for v in $(grep -ohE '#define EXTC_ENV_(SEED|PUBLISH|KEY) "[A-Z_]+"' "$top/plugin/warm_path.h" | grep -oE '"[A-Z_]+"' | tr -d '"'); do
+for v in $(grep -ohE '#define EXTC_ENV_(SEED|PUBLISH|KEY) "[A-Z_]+"' "$top/plugin/base/seed_path.h" | grep -oE '"[A-Z_]+"' | tr -d '"'); do
     t_check "the manual documents the environment form $v=" grep -qE "^       $v=[A-Z]+\$" <(section "USER OPTION")
 done
-t_eq "the manual documents exactly the modes of plugin/mode.c" "$modes" "$man_modes"
+t_eq "the manual documents exactly the modes of plugin/base/mode.c" "$modes" "$man_modes"
 for m in $modes; do
     t_check "mode $m is accepted by the code" argcheck mode "$m"
 done
-envverbose=$(sed -n 's/^#define EXTC_ENV_VERBOSE "\(.*\)"$/\1/p' "$top/plugin/warm_report.h")
+envverbose=$(sed -n 's/^#define EXTC_ENV_VERBOSE "\(.*\)"$/\1/p' "$top/plugin/warm/warm_report.h")
 t_check "the manual documents the environment form $envverbose=1" grep -qx "       $envverbose=1" <(section "USER OPTION")
-envreq=$(sed -n 's/^#define EXTC_ENV_REQUEST_NAME "\(.*\)"$/\1/p' "$top/plugin/mode.h")
+envreq=$(sed -n 's/^#define EXTC_ENV_REQUEST_NAME "\(.*\)"$/\1/p' "$top/plugin/base/mode.h")
 t_check "the manual documents the environment form $envreq=MODE" grep -qx "       $envreq=MODE" <(section "USER OPTION")
-exported=$(sed -n 's/^#define EXTC_ENV_[A-Z_]* "\(.*\)"$/\1/p' "$top/plugin/envvars.h" | sort)
+exported=$(sed -n 's/^#define EXTC_ENV_[A-Z_]* "\(.*\)"$/\1/p' "$top/plugin/base/envvars.h" | sort)
 man_exported=$(section ENVIRONMENT | grep -oE '^       SLURM_[A-Z_]+$' | sed 's/^ *//' | sort)
-t_eq "the manual documents exactly the variables plugin/envvars.h exports" "$exported" "$man_exported"
+t_eq "the manual documents exactly the variables plugin/base/envvars.h exports" "$exported" "$man_exported"
 man_names=$(grep -oE 'SLURM_EXT_CACHE[A-Z_]*' "$text" | sort -u)
 code_names=$(grep -rhoE '"SLURM_EXT_CACHE[A-Z_]*"' "$top/plugin" | tr -d '"' | sort -u)
 t_eq "every SLURM_EXT_CACHE* name in the manual exists in the code, and vice versa" "$code_names" "$man_names"
 
-# ---- the directory layout: plugin/layout.h's, the manual's, the admin guide's ----
-code_layout=$(sed -n 's|^ \* \(<base>/<uid>/.*\)$|\1|p' "$top/plugin/layout.h" | head -n1)
-t_check "plugin/layout.h states the layout" test -n "$code_layout"
-t_eq "the manual's layout is plugin/layout.h's ($code_layout)" "$(tr -d '<>' <<<"$code_layout")" \
+# ---- the directory layout: plugin/base/layout.h's, the manual's, the admin guide's ----
+code_layout=$(sed -n 's|^ \* \(<base>/<uid>/.*\)$|\1|p' "$top/plugin/base/layout.h" | head -n1)
+t_check "plugin/base/layout.h states the layout" test -n "$code_layout"
+t_eq "the manual's layout is plugin/base/layout.h's ($code_layout)" "$(tr -d '<>' <<<"$code_layout")" \
     "$(section "DIRECTORY LAYOUT" | sed -n '1s/^ *//p')"
-t_check "docs/admin-guide.md's layout is plugin/layout.h's" grep -qE "^    ${code_layout//./\\.} " "$top/docs/admin-guide.md"
+t_check "docs/admin-guide.md's layout is plugin/base/layout.h's" grep -qE "^    ${code_layout//./\\.} " "$top/docs/admin-guide.md"
 
 # ---- examples and the shipped snippet are accepted by the parser ----------------
 n=0
@@ -263,10 +263,10 @@ done
 t_eq "docs/admin-guide.md's table and the snippet name every argument" "" "$missing"
 
 # ---- log lines: the prefix sites grep for --------------------------------------
-bad=$(grep -nE 'slurm_(error|info|verbose|debug[0-9]?|spank_log)\(' "$top"/plugin/*.c |
+bad=$(grep -nE 'slurm_(error|info|verbose|debug[0-9]?|spank_log)\(' "$top"/plugin/*/*.c |
     grep -v 'slurm_[a-z_0-9]*("ext-cache: ' | grep -v '^[^:]*log\.c:' || true)
 t_eq "every direct Slurm log call in plugin/ starts with \"ext-cache: \"" "" "$bad"
-t_check "plugin/log.c prefixes every line with \"ext-cache: \"" grep -q 'fn("ext-cache: %s%s", scope, line)' "$top/plugin/log.c"
+t_check "plugin/spank/log.c prefixes every line with \"ext-cache: \"" grep -q 'fn("ext-cache: %s%s", scope, line)' "$top/plugin/spank/log.c"
 
 # ---- one version everywhere ------------------------------------------------------
 version=$(pkg_version)

@@ -11,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "base/config.h"
+#include "base/config_vars.h"
 #include "strassert.h"
-#include "text.h"
+#include "base/text.h"
 
 static bool printable_ascii(const char *s)
 {

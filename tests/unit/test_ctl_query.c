@@ -12,7 +12,7 @@
 #include <slurm/slurm_errno.h>
 #include <slurm/spank.h>
 
-#include "ctl_query.h"
+#include "spank/ctl_query.h"
 #include "fake_spank.h"
 
 static const struct fake_job epilog_job = { .uid = 4242, .gid = 4343, .jobid = 5, .stepid = 0 };

@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "config.h"
-#include "envvars.h"
-#include "layout.h"
+#include "base/config.h"
+#include "base/envvars.h"
+#include "base/layout.h"
 
 #define PREFIX "/tmp/ext-cache/1000/"
 

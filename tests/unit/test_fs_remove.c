@@ -23,9 +23,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "fs_ident.h"
-#include "fs_remove.h"
+#include "base/clock.h"
+#include "fs/fs_ident.h"
+#include "fs/fs_remove.h"
 #include "fsfixture.h"
 #include "strassert.h"
 #include "testmain.h"

@@ -24,10 +24,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "fs_tree.h"
+#include "base/config.h"
+#include "fs/fs_trash.h"
+#include "fs/fs_tree.h"
 #include "fsfixture.h"
-#include "layout.h"
+#include "base/layout.h"
 #include "strassert.h"
 #include "testmain.h"
 

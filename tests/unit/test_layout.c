@@ -14,7 +14,7 @@
 
 #include <slurm/slurm.h>
 
-#include "layout.h"
+#include "base/layout.h"
 
 /* Slurm's ids that are never a job, step or user. */
 #define ID_FIRST_INVALID 0xfffffff0u

@@ -22,10 +22,10 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "ctl_query.h"
+#include "spank/ctl_query.h"
 #include "fake_spank.h"
 #include "fsfixture.h"
-#include "option.h"
+#include "spank/option.h"
 #include "testmain.h"
 
 /*

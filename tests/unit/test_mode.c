@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mode.h"
+#include "base/mode.h"
 #include "strassert.h"
 
 /* A message is safe for a log line or a terminal: printable ASCII only. */

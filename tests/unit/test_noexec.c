@@ -13,10 +13,10 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "noexec.h"
+#include "base/config.h"
+#include "base/noexec.h"
 #include "strassert.h"
-#include "text.h"
+#include "base/text.h"
 
 #define LEAF "/tmp/ext-cache/1000/77/0"
 

@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "fsfixture.h"
-#include "pool_fs_int.h"
-#include "pool_key.h"
+#include "pool/pool_level.h"
+#include "pool/pool_key.h"
 
 static const char *values[EXTC_POOL_KEY_NVARS];
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache unit tests: pool_measure.h (root's measurement of a key)
- * and the eviction pass that uses it (pool_fs.h: extc_pool_account,
- * extc_pool_evict). Real directories below a fresh mkdtemp(). make check's
+ * and what uses it: a key's record (pool_fs.h: extc_pool_account) and the
+ * eviction pass (pool_evict.h: extc_pool_evict). Real directories below a fresh mkdtemp(). make check's
  * cases run as any uid: the pool's owner is then the caller, as root is in
  * production, and "users" are levels of that uid. make check-root's mount
  * tmpfs and binds inside keys and hand keys to other uids.
@@ -26,12 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "base/config.h"
 #include "fsfixture.h"
-#include "layout.h"
-#include "pool_fs.h"
-#include "pool_fs_int.h"
-#include "pool_measure.h"
+#include "base/layout.h"
+#include "pool/pool_evict.h"
+#include "pool/pool_fs.h"
+#include "pool/pool_level.h"
+#include "pool/pool_measure.h"
 #include "testmain.h"
 
 #define TIB (1ull << 40)

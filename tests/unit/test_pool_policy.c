@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "pool_policy.h"
+#include "pool/pool_policy.h"
 
 #define DAY 86400
 #define NOW (1800000000LL)

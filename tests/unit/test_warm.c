@@ -18,20 +18,20 @@
 
 #include <cmocka.h>
 
-#include "as_user.h"
+#include "fs/as_user.h"
 #include "testmain.h"
-#include "clock.h"
-#include "fs_remove.h"
+#include "base/clock.h"
+#include "fs/fs_remove.h"
 #include "fsfixture.h"
-#include "manifest.h"
-#include "text.h"
-#include "warm_copy.h"
-#include "warm_data.h"
-#include "warm_path.h"
-#include "warm_publish.h"
-#include "warm_seed.h"
-#include "warm_sweep.h"
-#include "warm_take.h"
+#include "warm/manifest.h"
+#include "base/text.h"
+#include "warm/warm_copy.h"
+#include "warm/warm_data.h"
+#include "base/seed_path.h"
+#include "warm/warm_publish.h"
+#include "warm/warm_seed.h"
+#include "warm/warm_sweep.h"
+#include "warm/warm_take.h"
 
 #define NOBODY 65534
 

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "warm_copy.h"
-#include "warm_ninja.h"
+#include "warm/warm_copy.h"
+#include "warm/warm_ninja.h"
 
 #define T0_NS 1795456129541495554ULL	/* a start time as ninja 1.12 logs it */
 

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "warm_report.h"
+#include "warm/warm_report.h"
 
 static void test_warm_from_the_pool(void **state)
 {

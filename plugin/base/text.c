@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: small string helpers shared by the pure modules. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/text.h"
+
+void extc_escape(const char *in, size_t max_in, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	size_t i;
+
+	if (outlen == 0)
+		return;
+	if (in == NULL)
+		in = "(null)";
+	for (i = 0; in[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		if (i >= max_in) {
+			if (o + 4 > outlen)
+				break;
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (c >= 0x20 && c < 0x7f && c != '\\') {
+			if (o + 2 > outlen)
+				break;
+			out[o++] = (char)c;
+		} else {
+			if (o + 5 > outlen)
+				break;
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 0xf];
+		}
+	}
+	out[o] = '\0';
+}
+
+void extc_sanitize(char *s)
+{
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c >= 0x7f)
+			*s = '?';
+	}
+}
+
+int extc_vfmt(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	int ret = vsnprintf(buf, len, fmt, ap);
+
+	if (ret < 0 || (size_t)ret >= len)
+		return (-1);
+	return (0);
+}
+
+int extc_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int rv;
+
+	va_start(ap, fmt);
+	rv = extc_vfmt(buf, len, fmt, ap);
+	va_end(ap);
+	return (rv);
+}
+
+int extc_parse_u32(const char *s, uint32_t max, uint32_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (s == NULL || s[0] == '\0' || (s[0] == '0' && s[1] != '\0'))
+		return (-1);
+	for (i = 0; s[i] != '\0'; i++) {
+		if (s[i] < '0' || s[i] > '9' || i >= 10)
+			return (-1);
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > max)
+		return (-1);
+	*out = (uint32_t)v;
+	return (0);
+}
+
+bool extc_has_prefix(const char *str, const char *prefix)
+{
+	return (strncmp(str, prefix, strlen(prefix)) == 0);
+}

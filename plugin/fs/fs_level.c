@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: the root-owned levels <base>[/<node>]/<uid>/<job>, opened and verified one by one. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "fs/fs_ident.h"
+#include "fs/fs_level.h"
+#include "base/layout.h"
+#include "base/text.h"
+
+
+/*
+ * The caller's removal limits, or the default ones with a deadline: no
+ * removal may run unbounded where a job or the node waits for it.
+ */
+const struct extc_rm_limits *extc_level_rm_limits(const struct extc_fs_policy *pol,
+						   struct extc_rm_limits *buf)
+{
+	if (pol->rm_limits != NULL)
+		return (pol->rm_limits);
+	extc_rm_limits_default(buf);
+	buf->deadline_ns = extc_monotonic_ns() + CRITICAL_REMOVE_BUDGET_NS;
+	return (buf);
+}
+
+int extc_level_lock(int fd, int op, unsigned wait_ms)
+{
+	uint64_t deadline = extc_monotonic_ns() + (uint64_t)wait_ms * 1000000ull;
+	struct timespec pause = { 0, 1000000 };
+
+	for (;;) {
+		if (flock(fd, op | LOCK_NB) == 0)
+			return (0);
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return (-1);
+		if (extc_monotonic_ns() >= deadline) {
+			errno = EWOULDBLOCK;
+			return (-1);
+		}
+		/* 1, 2, 4 ... 64 ms between tries: cheap while the holder finishes */
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 64000000)
+			pause.tv_nsec *= 2;
+	}
+}
+
+void extc_level_fds_init(struct tree_fds *t)
+{
+	t->base = t->node = t->uid = t->job = -1;
+	t->path[0] = '\0';
+}
+
+void extc_level_fds_close(struct tree_fds *t)
+{
+	int *fds[] = { &t->job, &t->uid, &t->node, &t->base };
+	size_t i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0) {
+			/* cppcheck 2.10 reads this call as a declaration of a second fds */
+			// cppcheck-suppress shadowVariable
+			close(*fds[i]);
+		}
+		*fds[i] = -1;
+	}
+}
+
+/*
+ * Why openat(O_DIRECTORY|O_NOFOLLOW) failed, in words: Linux says ENOTDIR
+ * rather than ELOOP for a symlink, so the entry itself is looked at.
+ */
+const char *extc_level_open_error(int parentfd, const char *name, int err)
+{
+	struct extc_ident id;
+
+	if (err == ELOOP)
+		return ("is a symbolic link");
+	if (err == ENOTDIR) {
+		/* from memory: a file a user mounted FUSE on must not be asked */
+		if (extc_ident_at(parentfd, name, &id) == 0 && S_ISLNK(id.mode))
+			return ("is a symbolic link");
+		return ("is not a directory");
+	}
+	return (strerror(err));
+}
+
+/* A level the plugin owns: a directory, ours, not writable by anyone else. */
+static int check_skeleton(const struct extc_ident *id, const struct extc_fs_policy *pol,
+			  const char *path, char *why, size_t whylen)
+{
+	if (!S_ISDIR(id->mode)) {
+		extc_fmt(why, whylen, "%s: is not a directory; refusing to use it", path);
+		return (-1);
+	}
+	if (id->uid != pol->owner || (id->mode & 022) != 0) {
+		extc_fmt(why, whylen,
+			 "%s: owned by uid %u with mode %04o, expected uid %u and no group/other write; "
+			 "refusing to use or repair it (a user may have created it)",
+			 path, (unsigned)id->uid, (unsigned)(id->mode & 07777), (unsigned)pol->owner);
+		return (-1);
+	}
+	/* without search permission for others no job could reach its directory below */
+	if ((id->mode & 0111) != 0111) {
+		extc_fmt(why, whylen,
+			 "%s: mode %04o does not let users pass through it (expected %04o); "
+			 "refusing to use it",
+			 path, (unsigned)(id->mode & 07777), (unsigned)SKELETON_MODE);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Above the base: owned by root (or the policy owner), writable by others only if sticky. */
+static int check_ancestor(const struct extc_ident *id, const struct extc_fs_policy *pol,
+			  const char *path, char *why, size_t whylen)
+{
+	if (pol->job_private && id->uid == pol->job_uid)
+		return (0);
+	if ((id->uid != 0 && id->uid != pol->owner) ||
+	    ((id->mode & 022) != 0 && (id->mode & S_ISVTX) == 0)) {
+		extc_fmt(why, whylen,
+			 "%s: owned by uid %u with mode %04o: a directory above the base must be "
+			 "root-owned and not writable by others (sticky excepted)",
+			 path[0] ? path : "/", (unsigned)id->uid, (unsigned)(id->mode & 07777));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Open (and with 'create', make) a skeleton level below a verified parent.
+ * EXTC_LEVEL_ABSENT when it does not exist and 'create' is false. A NULL
+ * 'parent_id' skips the mount check (the base itself may be a mount point).
+ */
+enum extc_level_result extc_level_open(int parentfd, const struct extc_ident *parent_id,
+				       const char *name, bool create,
+				       const struct extc_fs_policy *pol, char *path, size_t pathlen,
+				       int *out, char *why, size_t whylen)
+{
+	enum extc_open_result res = EXTC_OPEN_ERROR;
+	struct extc_ident id;
+	bool created = false;
+	size_t plen = strlen(path);
+	int attempt;
+	int fd = -1;
+	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
+
+	if (extc_fmt(path + plen, pathlen - plen, "/%s", name) < 0) {
+		extc_fmt(why, whylen, "%s: path too long", path);
+		goto out;
+	}
+	/* another job's epilog may drop an empty level between our mkdir and open */
+	for (attempt = 0; attempt < LEVEL_RETRIES; attempt++) {
+		if (create) {
+			if (mkdirat(parentfd, name, SKELETON_MODE) == 0)
+				created = true;
+			else if (errno != EEXIST) {
+				extc_fmt(why, whylen, "%s: cannot create: %s", path, strerror(errno));
+				goto out;
+			}
+		}
+		res = extc_open_below(parentfd, parent_id, name, &fd, &id);
+		if (res != EXTC_OPEN_ABSENT || !create)
+			break;
+	}
+	if (res == EXTC_OPEN_MOUNT) {
+		extc_fmt(why, whylen, "%s: is a mount point; refusing to cross it", path);
+		goto out;
+	}
+	if (fd < 0) {
+		if (errno == ENOENT && !create) {
+			rv = EXTC_LEVEL_ABSENT;
+			goto out;
+		}
+		extc_fmt(why, whylen, "%s: cannot open: %s", path, extc_level_open_error(parentfd, name, errno));
+		goto out;
+	}
+	if (created) {
+		/* exact owner and mode whatever the umask or a setgid parent did */
+		if (fchown(fd, pol->owner, pol->owner_gid) < 0 ||
+		    fchmod(fd, SKELETON_MODE) < 0 || extc_ident_fd(fd, &id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot set owner and mode: %s", path,
+				 strerror(errno));
+			goto out;
+		}
+	}
+	if (check_skeleton(&id, pol, path, why, whylen) < 0)
+		goto out;
+	*out = fd;
+	fd = -1;
+	rv = EXTC_LEVEL_FOUND;
+out:
+	if (fd >= 0)
+		close(fd);
+	/*
+	 * A level made here and then refused would be accepted half-made by
+	 * the next step (wrong mode, wrong owner). It is still empty: only
+	 * root can write in it, so rmdir by name removes exactly what we made.
+	 */
+	if (rv == EXTC_LEVEL_REFUSED && created)
+		unlinkat(parentfd, name, AT_REMOVEDIR);
+	return (rv);
+}
+
+/*
+ * Walk from "/" to the base one component at a time with O_NOFOLLOW, so a
+ * symlink anywhere on the way is refused rather than followed (O_NOFOLLOW
+ * on a whole path guards only its last component).
+ */
+static enum extc_level_result open_base(const char *base, bool create,
+					const struct extc_fs_policy *pol, char *path,
+					size_t pathlen, int *out, char *why, size_t whylen)
+{
+	char copy[EXTC_BASE_MAX + 1];
+	struct extc_ident id;
+	char *save = NULL, *comp, *next;
+	int fd, nfd;
+	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
+
+	path[0] = '\0';
+	if (extc_fmt(copy, sizeof(copy), "%s", base) < 0) {
+		extc_fmt(why, whylen, "base is too long");
+		return (EXTC_LEVEL_REFUSED);
+	}
+	fd = open("/", EXTC_DIR_OPEN_FLAGS);
+	if (fd < 0 || extc_ident_fd(fd, &id) < 0) {
+		extc_fmt(why, whylen, "/: cannot open: %s", strerror(errno));
+		goto out;
+	}
+	if (check_ancestor(&id, pol, path, why, whylen) < 0)
+		goto out;
+	comp = strtok_r(copy, "/", &save);
+	for (next = strtok_r(NULL, "/", &save); next != NULL; next = strtok_r(NULL, "/", &save)) {
+		size_t plen = strlen(path);
+
+		extc_fmt(path + plen, pathlen - plen, "/%s", comp);
+		nfd = openat(fd, comp, EXTC_DIR_OPEN_FLAGS);
+		if (nfd < 0) {
+			rv = (errno == ENOENT && !create) ? EXTC_LEVEL_ABSENT : EXTC_LEVEL_REFUSED;
+			if (rv == EXTC_LEVEL_REFUSED)
+				extc_fmt(why, whylen, "%s: cannot open: %s", path,
+					 extc_level_open_error(fd, comp, errno));
+			goto out;
+		}
+		close(fd);
+		fd = nfd;
+		if (extc_ident_fd(fd, &id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot stat: %s", path, strerror(errno));
+			goto out;
+		}
+		if (check_ancestor(&id, pol, path, why, whylen) < 0)
+			goto out;
+		comp = next;
+	}
+	rv = extc_level_open(fd, NULL, comp, create, pol, path, pathlen, out, why, whylen);
+out:
+	if (fd >= 0)
+		close(fd);
+	return (rv);
+}
+
+/* Base (refusing a network filesystem unless allowed) and the node level if any. */
+enum extc_level_result extc_level_open_top(const struct extc_config *cfg,
+					   const struct extc_fs_policy *pol, bool create,
+					   struct tree_fds *t, char *why, size_t whylen)
+{
+	struct extc_ident base_id;
+	const char *fstype;
+	bool network;
+	enum extc_level_result rv;
+
+	rv = open_base(cfg->base, create, pol, t->path, sizeof(t->path), &t->base, why, whylen);
+	if (rv != EXTC_LEVEL_FOUND)
+		return (rv);
+	if (extc_fs_is_network(t->base, &network, &fstype) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat the filesystem: %s", t->path, strerror(errno));
+		return (EXTC_LEVEL_REFUSED);
+	}
+	if (network && !cfg->allow_shared_fs) {
+		extc_fmt(why, whylen,
+			 "%s: is on %s, a network or cluster filesystem shared between nodes; "
+			 "use node-local storage or set allow_shared_fs=yes", t->path, fstype);
+		return (EXTC_LEVEL_REFUSED);
+	}
+	if (pol->node_name == NULL) {
+		t->node = dup(t->base);
+		if (t->node < 0) {
+			extc_fmt(why, whylen, "%s: cannot duplicate its descriptor: %s", t->path,
+				 strerror(errno));
+			return (EXTC_LEVEL_REFUSED);
+		}
+		return (EXTC_LEVEL_FOUND);
+	}
+	if (extc_ident_fd(t->base, &base_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
+		return (EXTC_LEVEL_REFUSED);
+	}
+	return (extc_level_open(t->base, &base_id, pol->node_name, create, pol, t->path,
+			   sizeof(t->path), &t->node, why, whylen));
+}
+
+/*
+ * Open <uid> and <job> below the node level. While a job level is being
+ * made, the uid level is held with a shared lock, so that an epilog that
+ * removes the (then empty) uid level of the same user cannot pull it away
+ * between our open and our mkdir; a level found already unlinked is
+ * simply made again.
+ */
+enum extc_level_result extc_level_open_job(struct tree_fds *t, const struct extc_fs_policy *pol,
+					   uid_t uid, uint32_t jobid, bool create, char *why,
+					   size_t whylen)
+{
+	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
+	struct extc_ident node_id, uid_id;
+	size_t plen = strlen(t->path);
+	int attempt;
+	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
+
+	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0 ||
+	    extc_layout_job_name(jobid, jname, sizeof(jname)) < 0) {
+		extc_fmt(why, whylen, "uid %u, job %u: not ids this plugin manages",
+			 (unsigned)uid, jobid);
+		return (EXTC_LEVEL_REFUSED);
+	}
+	if (extc_ident_fd(t->node, &node_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
+		return (EXTC_LEVEL_REFUSED);
+	}
+	for (attempt = 0; attempt < LEVEL_RETRIES; attempt++) {
+		t->path[plen] = '\0';
+		rv = extc_level_open(t->node, &node_id, uname, create, pol, t->path, sizeof(t->path),
+				&t->uid, why, whylen);
+		if (rv != EXTC_LEVEL_FOUND || !create)
+			break;
+		if (extc_level_lock(t->uid, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
+		    extc_ident_fd(t->uid, &uid_id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot lock: %s", t->path, strerror(errno));
+			return (EXTC_LEVEL_REFUSED);
+		}
+		if (uid_id.nlink > 0)
+			break;
+		close(t->uid);
+		t->uid = -1;
+		rv = EXTC_LEVEL_REFUSED;
+		extc_fmt(why, whylen, "%s: removed repeatedly while in use", t->path);
+	}
+	if (rv != EXTC_LEVEL_FOUND)
+		return (rv);
+	if (extc_ident_fd(t->uid, &uid_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
+		return (EXTC_LEVEL_REFUSED);
+	}
+	rv = extc_level_open(t->uid, &uid_id, jname, create, pol, t->path, sizeof(t->path), &t->job,
+			why, whylen);
+	if (rv == EXTC_LEVEL_FOUND && create) {
+		struct extc_ident job_id;
+
+		/* held by every step of the job for its lifetime: a sweep skips held levels */
+		if (extc_level_lock(t->job, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
+		    extc_ident_fd(t->job, &job_id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot lock: %s", t->path, strerror(errno));
+			rv = EXTC_LEVEL_REFUSED;
+		} else if (job_id.nlink == 0) {
+			extc_fmt(why, whylen, "%s: removed while being set up", t->path);
+			rv = EXTC_LEVEL_REFUSED;
+		}
+	}
+	if (create)
+		flock(t->uid, LOCK_UN);
+	return (rv);
+}
+

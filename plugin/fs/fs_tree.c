@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: the per-node tree <base>/<uid>/<job>/<leaf>, made and removed safely as root. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/fs_ident.h"
+#include "fs/fs_level.h"
+#include "fs/fs_trash.h"
+#include "fs/fs_tree.h"
+#include "fs/fs_user_level.h"
+#include "base/layout.h"
+#include "base/text.h"
+
+/* Only the directories some tool will not make itself (struct extc_var). */
+static int make_subdirs(int leaffd, const struct extc_config *cfg, const struct extc_ids *ids,
+			const char *path, char *why, size_t whylen)
+{
+	size_t i, made;
+	int fd = -1;
+	int rv = -1;
+
+	for (i = 0; i < cfg->nvars; i++) {
+		const char *sub = cfg->vars[i].subdir;
+
+		if (!cfg->vars[i].make_dir)
+			continue;
+		if (mkdirat(leaffd, sub, LEAF_MODE) < 0 && errno != EEXIST) {
+			extc_fmt(why, whylen, "%s/%s: cannot create: %s", path, sub, strerror(errno));
+			goto out;
+		}
+		fd = openat(leaffd, sub, EXTC_DIR_OPEN_FLAGS);
+		if (fd < 0) {
+			extc_fmt(why, whylen, "%s/%s: cannot open: %s", path, sub,
+				 extc_level_open_error(leaffd, sub, errno));
+			goto out;
+		}
+		if (fchmod(fd, LEAF_MODE) < 0 || fchown(fd, ids->uid, ids->gid) < 0) {
+			extc_fmt(why, whylen, "%s/%s: cannot hand over: %s", path, sub, strerror(errno));
+			goto out;
+		}
+		close(fd);
+		fd = -1;
+	}
+	rv = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	/*
+	 * The leaf is still root's and unreachable by users, so these names
+	 * are the empty directories just made: rmdir by name needs no
+	 * descriptor, and the failure may have been a shortage of them.
+	 */
+	for (made = 0; rv < 0 && made <= i && made < cfg->nvars; made++) {
+		if (cfg->vars[made].make_dir)
+			unlinkat(leaffd, cfg->vars[made].subdir, AT_REMOVEDIR);
+	}
+	return (rv);
+}
+
+static int remove_stale_leaf(struct tree_fds *t, const char *leaf, const struct extc_fs_policy *pol,
+			     char *why, size_t whylen)
+{
+	struct extc_rm_limits limits;
+	struct extc_rm_report rep;
+	char text[512];
+
+	if (extc_rm_tree_at(t->job, leaf, extc_level_rm_limits(pol, &limits), &rep) == 0)
+		return (0);
+	extc_rm_report_text(&rep, text, sizeof(text));
+	extc_fmt(why, whylen, "%s: a stale directory could not be removed: %s", t->path, text);
+	return (-1);
+}
+
+/*
+ * The leaf is made root-owned inside a root-owned job level, filled, and
+ * only then handed to the user with fchmod/fchown on its descriptor: until
+ * that moment no user can reach it, and nothing is ever changed by path.
+ */
+static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_config *cfg,
+		     const struct extc_fs_policy *pol, const struct extc_ids *ids, bool reuse,
+		     char *why, size_t whylen)
+{
+	struct extc_rm_limits limits;
+	struct extc_rm_report rep;
+	enum extc_open_result res;
+	struct extc_ident job_id, id;
+	size_t plen = strlen(t->path);
+	bool created = false;
+	int attempt;
+	int fd = -1;
+	int rv = -1;
+
+	/*
+	 * Leaf creation is serialised per user on the uid level: the job level
+	 * cannot serve, every running step of the job holds it shared.
+	 */
+	if (extc_fmt(t->path + plen, sizeof(t->path) - plen, "/%s", leaf) < 0 ||
+	    extc_ident_fd(t->job, &job_id) < 0 ||
+	    extc_level_lock(t->uid, LOCK_EX, LEVEL_LOCK_WAIT_MS) < 0) {
+		extc_fmt(why, whylen, "%s: cannot prepare: %s", t->path, strerror(errno));
+		return (-1);
+	}
+	for (attempt = 0; attempt < 2; attempt++) {
+		if (mkdirat(t->job, leaf, LEAF_MODE) == 0) {
+			created = true;
+		} else if (errno != EEXIST) {
+			extc_fmt(why, whylen, "%s: cannot create: %s", t->path, strerror(errno));
+			goto out;
+		}
+		/* a leaf of a job-mode step is the user's: it may carry a mount (FUSE) */
+		res = extc_open_below(t->job, &job_id, leaf, &fd, &id);
+		if (res == EXTC_OPEN_MOUNT) {
+			extc_fmt(why, whylen, "%s: is a mount point; refusing it", t->path);
+			goto out;
+		}
+		if (res != EXTC_OPEN_OK) {
+			extc_fmt(why, whylen, "%s: cannot open: %s", t->path,
+				 extc_level_open_error(t->job, leaf, errno));
+			goto out;
+		}
+		if (created)
+			break;
+		if (reuse && id.uid == ids->uid) {
+			rv = 0;
+			goto out;
+		}
+		/* left by an earlier run or a half-made attempt: never hand it over */
+		close(fd);
+		fd = -1;
+		if (remove_stale_leaf(t, leaf, pol, why, whylen) < 0)
+			goto out;
+	}
+	if (!created || id.uid != pol->owner) {
+		extc_fmt(why, whylen, "%s: changed while being created; refusing it", t->path);
+		goto out;
+	}
+	if (make_subdirs(fd, cfg, ids, t->path, why, whylen) < 0)
+		goto out;
+	if (fchmod(fd, LEAF_MODE) < 0 || fchown(fd, ids->uid, ids->gid) < 0) {
+		extc_fmt(why, whylen, "%s: cannot hand over to uid %u: %s", t->path,
+			 (unsigned)ids->uid, strerror(errno));
+		goto out;
+	}
+	rv = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	/*
+	 * Nothing but root could write in the leaf before it was handed over,
+	 * so it is usually empty: rmdir needs no descriptor, which matters
+	 * when the failure was running out of them.
+	 */
+	if (rv < 0 && created && unlinkat(t->job, leaf, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		extc_rm_tree_at(t->job, leaf, extc_level_rm_limits(pol, &limits), &rep);
+	flock(t->uid, LOCK_UN);
+	return (rv);
+}
+
+int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			   char *why, size_t whylen)
+{
+	struct tree_fds t;
+	enum extc_level_result opened;
+
+	extc_level_fds_init(&t);
+	opened = extc_level_open_top(cfg, pol, true, &t, why, whylen);
+	extc_level_fds_close(&t);
+	return (opened == EXTC_LEVEL_FOUND ? 0 : -1);
+}
+
+int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+		     const struct extc_ids *ids, enum extc_mode mode,
+		     char *leaf_path, size_t pathlen, int *hold_fd, char *why, size_t whylen)
+{
+	char leaf[EXTC_NAME_LEN];
+	struct tree_fds t;
+	int rv = -1;
+
+	extc_level_fds_init(&t);
+	if (extc_layout_leaf_name(mode, ids->stepid, leaf, sizeof(leaf)) < 0) {
+		extc_fmt(why, whylen, "step %u gets no directory in mode %s", ids->stepid,
+			 extc_mode_name(mode));
+		goto out;
+	}
+	if (extc_level_open_top(cfg, pol, true, &t, why, whylen) != EXTC_LEVEL_FOUND ||
+	    extc_level_open_job(&t, pol, ids->uid, ids->jobid, true, why, whylen) != EXTC_LEVEL_FOUND)
+		goto out;
+	/* the longest exported value must fit before anything is handed over */
+	if (strlen(t.path) + 1 + strlen(leaf) + 1 + EXTC_SUBDIR_MAX >= pathlen) {
+		extc_fmt(why, whylen, "%s/%s: path too long", t.path, leaf);
+		goto out;
+	}
+	if (make_leaf(&t, leaf, cfg, pol, ids, mode == EXTC_MODE_JOB || pol->job_private, why,
+		      whylen) != 0)
+		goto out;
+	extc_fmt(leaf_path, pathlen, "%s", t.path);
+	*hold_fd = t.job;
+	t.job = -1;
+	rv = 0;
+out:
+	extc_level_fds_close(&t);
+	return (rv);
+}
+
+enum extc_level_result extc_tree_leaf_ident(const struct extc_config *cfg,
+					    const struct extc_fs_policy *pol,
+					    const struct extc_ids *ids, enum extc_mode mode,
+					    struct extc_ident *id, char *why, size_t whylen)
+{
+	char leaf[EXTC_NAME_LEN];
+	struct extc_ident job_id;
+	struct tree_fds t;
+	enum extc_level_result rv;
+
+	extc_level_fds_init(&t);
+	if (extc_layout_leaf_name(mode, ids->stepid, leaf, sizeof(leaf)) < 0) {
+		rv = EXTC_LEVEL_ABSENT;
+		goto out;
+	}
+	rv = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	if (rv == EXTC_LEVEL_FOUND)
+		rv = extc_level_open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
+	if (rv != EXTC_LEVEL_FOUND)
+		goto out;
+	/*
+	 * From memory only: every task of the step asks this, and the user may
+	 * have mounted a FUSE filesystem on the leaf, whose daemon need not
+	 * answer. A mount there is not the leaf slurmstepd made.
+	 */
+	if (extc_ident_fd(t.job, &job_id) < 0 || extc_ident_at(t.job, leaf, id) < 0) {
+		rv = (errno == ENOENT) ? EXTC_LEVEL_ABSENT : EXTC_LEVEL_REFUSED;
+		if (rv == EXTC_LEVEL_REFUSED)
+			extc_fmt(why, whylen, "%s/%s: cannot stat: %s", t.path, leaf, strerror(errno));
+		goto out;
+	}
+	/* id was filled: extc_ident_at returned 0 (cppcheck's whole-program pass misses that) */
+	// cppcheck-suppress ctuuninitvar
+	if (!S_ISDIR(id->mode)) {
+		extc_fmt(why, whylen, "%s/%s: is not a directory", t.path, leaf);
+		rv = EXTC_LEVEL_REFUSED;
+	} else if (id->mount_root || !extc_ident_same_mount(id, &job_id)) {
+		extc_fmt(why, whylen, "%s/%s: is a mount point", t.path, leaf);
+		rv = EXTC_LEVEL_REFUSED;
+	}
+out:
+	extc_level_fds_close(&t);
+	return (rv);
+}
+
+int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			  const struct extc_ids *ids, enum extc_mode mode,
+			  struct extc_rm_report *report, char *why, size_t whylen)
+{
+	struct extc_rm_limits limits;
+	char leaf[EXTC_NAME_LEN];
+	struct tree_fds t;
+	int trashfd = -1;
+	enum extc_level_result opened;
+	int rv;
+
+	memset(report, 0, sizeof(*report));
+	extc_level_fds_init(&t);
+	if (extc_layout_leaf_name(mode, ids->stepid, leaf, sizeof(leaf)) < 0) {
+		rv = 0;
+		goto out;
+	}
+	opened = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	if (opened == EXTC_LEVEL_FOUND)
+		opened = extc_level_open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
+	if (opened == EXTC_LEVEL_ABSENT) {
+		rv = 0;		/* nothing was ever made here */
+		goto out;
+	}
+	if (opened == EXTC_LEVEL_REFUSED) {
+		rv = -1;
+		goto out;
+	}
+	rv = extc_rm_tree_at(t.job, leaf, extc_level_rm_limits(pol, &limits), report);
+	if (rv < 0) {
+		char text[512], ignored[256];
+
+		extc_rm_report_text(report, text, sizeof(text));
+		extc_fmt(why, whylen, "%s/%s: %s", t.path, leaf, text);
+		/*
+		 * Out of time (a huge cache, or a process still writing into
+		 * it): the rest goes to the trash in one rename, out of every
+		 * user's reach, and the job epilog's emptier finishes it.
+		 */
+		if (report->stopped != NULL && report->failed == 0 &&
+		    extc_trash_open(&t, true, &trashfd, ignored, sizeof(ignored)) == EXTC_LEVEL_FOUND &&
+		    extc_trash_move(t.job, leaf, trashfd, leaf) == 0)
+			extc_fmt(why, whylen, "%s/%s: %s; moved what is left to %s", t.path, leaf,
+				 text, EXTC_TRASH_NAME);
+	}
+out:
+	if (trashfd >= 0)
+		close(trashfd);
+	extc_level_fds_close(&t);
+	return (rv);
+}
+
+int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+			 uid_t uid, uint32_t jobid, struct extc_rm_report *report,
+			 char *why, size_t whylen)
+{
+	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
+	struct extc_rm_limits limits;
+	struct tree_fds t;
+	enum extc_level_result opened;
+	int rv;
+
+	memset(report, 0, sizeof(*report));
+	extc_level_fds_init(&t);
+	opened = extc_level_open_user(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
+	if (opened != EXTC_LEVEL_FOUND) {
+		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
+		goto out;
+	}
+	if (extc_rm_tree_at(t.uid, jname, extc_level_rm_limits(pol, &limits), report) < 0) {
+		char text[512];
+
+		extc_rm_report_text(report, text, sizeof(text));
+		extc_fmt(why, whylen, "%s/%s: %s", t.path, jname, text);
+		rv = -1;
+		goto out;
+	}
+	extc_level_drop_uid(t.node, t.uid, uname, report);
+	rv = 0;
+out:
+	extc_level_fds_close(&t);
+	return (rv);
+}

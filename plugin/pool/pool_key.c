@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: the node pool's key: which earlier builds a step may start from. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pool/pool_key.h"
+#include "base/text.h"
+
+const char *const extc_pool_key_vars[EXTC_POOL_KEY_NVARS + 1] = {
+	/* which Python and which packages */
+	"VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PATH", "PYTHONPATH", "PYTHONHOME",
+	"PYTHONUSERBASE", "PYTHONNOUSERSITE",
+	/* what compiles and links the builds */
+	"LD_LIBRARY_PATH", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "CUDA_HOME", "CUDA_PATH",
+	"ROCM_PATH", "TORCH_CUDA_ARCH_LIST",
+	/* the container a job runs in */
+	"SINGULARITY_CONTAINER", "APPTAINER_CONTAINER", "SLURM_CONTAINER", "ENROOT_ROOTFS",
+	NULL,
+};
+
+int extc_pool_key_var_index(const char *name)
+{
+	int i;
+
+	for (i = 0; extc_pool_key_vars[i] != NULL; i++) {
+		if (strcmp(extc_pool_key_vars[i], name) == 0)
+			return (i);
+	}
+	return (-1);
+}
+
+/* Two FNV-1a lanes with different starts: 128 bits, plenty to name one user's environments. */
+struct hash {
+	uint64_t a, b;
+};
+
+static void hash_init(struct hash *h)
+{
+	h->a = 1469598103934665603ULL;
+	h->b = 0x84222325cbf29ce4ULL;
+}
+
+static void hash_bytes(struct hash *h, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h->a = (h->a ^ p[i]) * 1099511628211ULL;
+		h->b = (h->b ^ p[i]) * 1099511628211ULL;
+		h->b ^= h->b >> 29;
+	}
+}
+
+/* A field and its end, so that ("ab", "c") and ("a", "bc") differ. */
+static void hash_field(struct hash *h, const char *s)
+{
+	static const unsigned char unset = 0xff, end = 0;
+
+	if (s == NULL)
+		hash_bytes(h, &unset, 1);
+	else
+		hash_bytes(h, s, strlen(s) + 1);
+	hash_bytes(h, &end, 1);
+}
+
+int extc_pool_key(const struct extc_pool_key_in *in, char *out, size_t len)
+{
+	struct hash h;
+
+	hash_init(&h);
+	hash_bytes(&h, &(unsigned char){ EXTC_POOL_KEY_VERSION }, 1);
+	hash_field(&h, in->container != NULL ? "container" : "host");
+	hash_field(&h, in->container);
+	if (in->user_key != NULL) {
+		hash_field(&h, "user-key");
+		hash_field(&h, in->user_key);
+	} else {
+		size_t i;
+
+		hash_field(&h, "derived");
+		for (i = 0; extc_pool_key_vars[i] != NULL; i++)
+			hash_field(&h, in->values != NULL ? in->values[i] : NULL);
+		hash_field(&h, in->install);
+	}
+	hash_field(&h, in->arch);
+	hash_field(&h, in->isa);
+	return (extc_fmt(out, len, "%016llx%016llx", (unsigned long long)h.a,
+			 (unsigned long long)h.b));
+}
+
+int extc_pool_key_name_ok(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < EXTC_POOL_KEY_LEN; i++) {
+		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+			return (0);
+	}
+	return (name[i] == '\0');
+}
+
+/* The identity of 'path' (followed, as the user's own tools would) or its absence. */
+static void hash_ident(struct hash *h, const char *path, bool follow)
+{
+	struct stat sb;
+	uint64_t v[5] = { 0 };
+
+	hash_field(h, path);
+	if ((follow ? stat(path, &sb) : lstat(path, &sb)) == 0) {
+		v[0] = (uint64_t)sb.st_dev;
+		v[1] = (uint64_t)sb.st_ino;
+		v[2] = (uint64_t)sb.st_size;
+		v[3] = (uint64_t)sb.st_mtim.tv_sec;
+		v[4] = (uint64_t)sb.st_mtim.tv_nsec;
+	}
+	hash_bytes(h, v, sizeof(v));
+}
+
+static void hash_site(struct hash *h, const char *site)
+{
+	char path[PATH_MAX];
+
+	hash_ident(h, site, true);
+	if (extc_fmt(path, sizeof(path), "%s/torch/version.py", site) == 0)
+		hash_ident(h, path, true);
+}
+
+/* <prefix>/lib/python3.X/{site,dist}-packages for every python3.X there, in name order. */
+static void hash_prefix(struct hash *h, const char *prefix)
+{
+	char lib[PATH_MAX], site[PATH_MAX], names[16][NAME_MAX + 1];
+	struct dirent *de;
+	size_t n = 0, i, j;
+	DIR *d;
+
+	if (prefix == NULL || prefix[0] != '/' || extc_fmt(lib, sizeof(lib), "%s/lib", prefix) < 0)
+		return;
+	if (extc_fmt(site, sizeof(site), "%s/conda-meta", prefix) == 0)
+		hash_ident(h, site, true);
+	d = opendir(lib);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL && n < 16) {
+		if (strncmp(de->d_name, "python3", 7) == 0)
+			strcpy(names[n++], de->d_name);
+	}
+	closedir(d);
+	for (i = 1; i < n; i++) {	/* a few names: insertion sort */
+		for (j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			char t[NAME_MAX + 1];
+
+			strcpy(t, names[j]);
+			strcpy(names[j], names[j - 1]);
+			strcpy(names[j - 1], t);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (extc_fmt(site, sizeof(site), "%s/%s/site-packages", lib, names[i]) == 0)
+			hash_site(h, site);
+		if (extc_fmt(site, sizeof(site), "%s/%s/dist-packages", lib, names[i]) == 0)
+			hash_site(h, site);
+	}
+}
+
+/* The first python3 on 'path': its identity, and the prefix it belongs to in 'prefix'. */
+static void hash_python(struct hash *h, const char *path, char *prefix, size_t len)
+{
+	char dir[PATH_MAX], exe[PATH_MAX];
+	const char *p = path, *colon;
+	int tries;
+
+	prefix[0] = '\0';
+	for (tries = 0; p != NULL && *p != '\0' && tries < 64; tries++, p = colon ? colon + 1 : NULL) {
+		size_t n;
+
+		colon = strchr(p, ':');
+		n = colon ? (size_t)(colon - p) : strlen(p);
+		if (n == 0 || n >= sizeof(dir) || p[0] != '/')
+			continue;
+		memcpy(dir, p, n);
+		dir[n] = '\0';
+		if (extc_fmt(exe, sizeof(exe), "%s/python3", dir) < 0 || access(exe, X_OK) != 0)
+			continue;
+		hash_ident(h, exe, false);
+		hash_ident(h, exe, true);
+		if (n > 4 && strcmp(dir + n - 4, "/bin") == 0 && n - 4 < len) {
+			memcpy(prefix, dir, n - 4);
+			prefix[n - 4] = '\0';
+		}
+		return;
+	}
+	hash_field(h, "no python3");
+}
+
+int extc_pool_install_fp(const char *path, const char *venv, const char *conda,
+			 const char *cuda_home, char *out, size_t len)
+{
+	char prefix[PATH_MAX], cuda[PATH_MAX];
+	struct hash h;
+
+	hash_init(&h);
+	hash_python(&h, path != NULL ? path : "", prefix, sizeof(prefix));
+	hash_prefix(&h, venv);
+	hash_prefix(&h, conda);
+	hash_prefix(&h, prefix[0] ? prefix : NULL);
+	/* Debian's own Python packages */
+	hash_site(&h, "/usr/lib/python3/dist-packages");
+	if (extc_fmt(cuda, sizeof(cuda), "%s/version.json",
+		     cuda_home != NULL && cuda_home[0] == '/' ? cuda_home : "/usr/local/cuda") == 0)
+		hash_ident(&h, cuda, true);
+	return (extc_fmt(out, len, "%016llx", (unsigned long long)(h.a ^ h.b)));
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: the node pool's levels and records on disk, opened and read as root. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/text.h"
+#include "fs/fs_ident.h"
+#include "fs/fs_level.h"
+#include "pool/pool_key.h"
+#include "pool/pool_level.h"
+
+#define RECORD_MODE 0600
+#define RECORD_NAME_LEN (EXTC_POOL_KEY_LEN + sizeof(EXTC_POOL_RECORD_SUFFIX))
+
+void extc_pool_fds_close(struct extc_pool_fds *p)
+{
+	if (p->uid >= 0)
+		close(p->uid);
+	if (p->pool >= 0)
+		close(p->pool);
+	p->uid = p->pool = -1;
+	extc_level_fds_close(&p->t);
+}
+
+enum extc_level_result extc_pool_open_levels(const struct extc_config *cfg,
+					     const struct extc_fs_policy *pol, bool create,
+					     struct extc_pool_fds *p, char *why, size_t whylen)
+{
+	struct extc_ident node_id;
+	enum extc_level_result rv;
+
+	extc_level_fds_init(&p->t);
+	p->pool = p->uid = -1;
+	rv = extc_level_open_top(cfg, pol, create, &p->t, why, whylen);
+	if (rv != EXTC_LEVEL_FOUND)
+		return (rv);
+	if (extc_ident_fd(p->t.node, &node_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", p->t.path, strerror(errno));
+		return (EXTC_LEVEL_REFUSED);
+	}
+	return (extc_level_open(p->t.node, &node_id, EXTC_POOL_NAME, create, pol, p->t.path,
+				sizeof(p->t.path), &p->pool, why, whylen));
+}
+
+enum extc_level_result extc_pool_open_user(struct extc_pool_fds *p, const struct extc_fs_policy *pol,
+					   const char *uname, bool create, char *why, size_t whylen)
+{
+	struct extc_ident pool_id;
+
+	if (extc_ident_fd(p->pool, &pool_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", p->t.path, strerror(errno));
+		return (EXTC_LEVEL_REFUSED);
+	}
+	return (extc_level_open(p->pool, &pool_id, uname, create, pol, p->t.path, sizeof(p->t.path),
+				&p->uid, why, whylen));
+}
+
+/* <key>.use, root's own: created if missing, and refused if anything but a plain root file. */
+int extc_pool_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol)
+{
+	char name[RECORD_NAME_LEN];
+	struct stat sb;
+	int fd;
+
+	if (extc_fmt(name, sizeof(name), "%s%s", key, EXTC_POOL_RECORD_SUFFIX) < 0)
+		return (-1);
+	fd = openat(uidfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (create ? O_CREAT : 0),
+		    RECORD_MODE);
+	if (fd < 0)
+		return (-1);
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != pol->owner || sb.st_nlink != 1) {
+		close(fd);
+		errno = EPERM;
+		return (-1);
+	}
+	return (fd);
+}
+
+/* One "name=N" line of a record, if 'line' is one. */
+static bool record_number(const char *line, const char *name, uint64_t *out)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(line, name, len) != 0 || line[len] != '=')
+		return (false);
+	*out = strtoull(line + len + 1, NULL, 10);
+	return (true);
+}
+
+int extc_pool_read_record(int fd, struct extc_pool_record *r)
+{
+	char text[EXTC_POOL_RECORD_MAX + 1], *line, *save = NULL;
+	struct stat sb;
+	ssize_t n = pread(fd, text, EXTC_POOL_RECORD_MAX, 0);
+
+	uint64_t version = 0;
+
+	memset(r, 0, sizeof(*r));
+	text[n > 0 ? n : 0] = '\0';
+	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		if (!record_number(line, "bytes", &r->bytes) && !record_number(line, "inodes", &r->inodes) &&
+		    !record_number(line, "version", &version))
+			r->unmeasurable |= extc_has_prefix(line, EXTC_POOL_UNMEASURABLE);
+	}
+	/* an empty record is a key not yet accounted, of this version: its step made it */
+	r->old_version = n > 0 && version != EXTC_POOL_KEY_VERSION;
+	r->used = fstat(fd, &sb) == 0 ? (int64_t)sb.st_mtim.tv_sec : 0;
+	return (n < 0 ? -1 : 0);
+}

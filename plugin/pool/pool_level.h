@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: the node pool's levels and records on disk, opened and read as root. */
+#ifndef EXTC_POOL_LEVEL_H_
+#define EXTC_POOL_LEVEL_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/config.h"
+#include "fs/fs_level.h"
+#include "fs/fs_policy.h"
+
+/*
+ * <base>[/<node>]/.pool/<uid>/<key>: .pool and <uid> are skeleton levels
+ * (root, 0711); <key> is the user's (0700), so no other user can read or
+ * write it, and its name cannot be changed by the user. Beside each key,
+ * <key>.use is root's record (0600): its modification time is the key's
+ * last use, its text what root measured at the last move into the key
+ * (extc_pool_account), and a step holds it locked shared while it runs.
+ * The record's text is "bytes=N\ninodes=M\n" (allocated bytes, each inode
+ * once, and distinct inodes), or "unmeasurable: <why>\n" when root could
+ * not measure the key within its limits: the evictor takes such a key at
+ * its next pass once no step holds it. Eviction never trusts the numbers:
+ * every pass measures every key again.
+ */
+#define EXTC_POOL_NAME ".pool"
+#define EXTC_POOL_RECORD_SUFFIX ".use"
+#define EXTC_POOL_UNMEASURABLE "unmeasurable"
+
+#define EXTC_POOL_RECORD_MAX 256
+
+/* The levels down to one user's: <base>[/<node>]/.pool/<uid>. */
+struct extc_pool_fds {
+	struct tree_fds t;
+	int pool, uid;
+};
+
+void extc_pool_fds_close(struct extc_pool_fds *p);
+enum extc_level_result extc_pool_open_levels(const struct extc_config *cfg,
+					     const struct extc_fs_policy *pol, bool create,
+					     struct extc_pool_fds *p, char *why, size_t whylen);
+enum extc_level_result extc_pool_open_user(struct extc_pool_fds *p, const struct extc_fs_policy *pol,
+					   const char *uname, bool create, char *why, size_t whylen);
+/* <key>.use: a plain root-owned file, or -1. */
+int extc_pool_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol);
+
+/* What a record says. */
+struct extc_pool_record {
+	uint64_t bytes;		/* 0 when it says none */
+	uint64_t inodes;
+	bool unmeasurable;
+	bool old_version;	/* it says what it holds, but not under EXTC_POOL_KEY_VERSION */
+	int64_t used;		/* its mtime: the key's last use */
+};
+
+int extc_pool_read_record(int fd, struct extc_pool_record *r);
+
+#endif /* EXTC_POOL_LEVEL_H_ */

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: the warm start's child, as the job's user: seed the leaf, check and publish to DIR. */
+#ifndef EXTC_WARM_CHILD_H_
+#define EXTC_WARM_CHILD_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/config.h"
+#include "warm/manifest.h"
+#include "warm/warm_copy.h"
+#include "warm/warm_publish.h"
+#include "warm/warm_seed.h"
+
+/* Both results cross the helper's pipe in one write: see EXTC_AS_USER_RES_MAX. */
+#define EXTC_WARM_CHILD_WHY_MAX 600
+
+/* What the copying child is given, and what it sends back. */
+struct extc_warm_child_arg {
+	const char *leaf;
+	const char *seed;
+	const char *publish;
+	const char *node;
+	struct extc_warm_opts opts;
+	const char *subdirs[EXTC_VARS_MAX];
+	struct extc_manifest want;
+};
+
+struct extc_warm_seed_res {
+	enum extc_seed_result seed;
+	bool unchecked;		/* the seed had no manifest */
+	int publish_rc;		/* 0 usable (or to be made), -1 refused */
+	uint64_t ns;
+	struct extc_copy_stats st;
+	char seed_why[EXTC_WARM_CHILD_WHY_MAX];
+	char publish_why[EXTC_WARM_CHILD_WHY_MAX];
+};
+
+struct extc_warm_publish_res {
+	uint64_t ns;
+	struct extc_publish_report rep;
+	char why[EXTC_WARM_CHILD_WHY_MAX];
+};
+
+/*
+ * extc_as_user functions (as_user.h), run in the child as the user.
+ * Seed: seed the leaf from a->seed (unless NULL), then check that
+ * a->publish (unless NULL) is usable, filling the extc_warm_seed_res.
+ * Publish: make a->publish's last component if need be and publish the
+ * leaf into it, filling the extc_warm_publish_res; 0 or -1 as extc_warm_publish.
+ */
+int extc_warm_seed_child(void *varg, void *res, size_t reslen);
+int extc_warm_publish_child(void *varg, void *res, size_t reslen);
+
+/*
+ * A child's argument for 'leaf': the variables' subdirectories, seed_max, a
+ * deadline a little before 'timeout_s', and the manifest wanted for 'key'
+ * on this node and CPU (-1 and 'why' when it cannot be made; the rest is set).
+ */
+int extc_warm_child_arg_init(struct extc_warm_child_arg *a, const struct extc_config *cfg,
+			     const char *leaf, const char *node, uint32_t timeout_s, const char *key,
+			     uint32_t jobid, char *why, size_t whylen);
+
+#endif /* EXTC_WARM_CHILD_H_ */

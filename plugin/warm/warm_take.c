@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: a warm start from the node pool by rename: no copy, whatever the cache's size. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/fs_ident.h"
+#include "fs/fs_remove.h"
+#include "base/text.h"
+#include "warm/warm_data.h"
+#include "warm/warm_names.h"
+#include "warm/warm_take.h"
+#include "warm/warm_triton.h"
+
+/* The entries of a directory just taken, for the report (one readdir, nothing opened). */
+static uint64_t count_entries(int parentfd, const char *name)
+{
+	struct dirent *de;
+	uint64_t n = 0;
+	int fd = openat(parentfd, name, EXTC_DIR_OPEN_FLAGS);
+	DIR *d = fd >= 0 ? extc_warm_opendir(fd) : NULL;
+
+	if (fd >= 0)
+		close(fd);
+	while (d != NULL && (de = readdir(d)) != NULL)
+		n += extc_warm_name_rule(de->d_name, false) == EXTC_NAME_COPY;
+	if (d != NULL)
+		closedir(d);
+	return (n);
+}
+
+/* Every Triton kernel taken names the leaf; one that cannot is removed (it would only miss). */
+static void name_the_leaf(int leaffd, const struct extc_warm_opts *o)
+{
+	struct extc_rm_report rep;
+	struct dirent *de;
+	char final[PATH_MAX], why[EXTC_WHY_MAX];
+	int tfd = openat(leaffd, o->triton_subdir, EXTC_DIR_OPEN_FLAGS);
+	DIR *d = tfd >= 0 ? extc_warm_opendir(tfd) : NULL;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		int kfd;
+		enum extc_triton_result r = EXTC_TRITON_BROKEN;
+
+		if (extc_warm_name_rule(de->d_name, false) != EXTC_NAME_COPY)
+			continue;
+		kfd = openat(tfd, de->d_name, EXTC_DIR_OPEN_FLAGS);
+		if (kfd < 0)
+			continue;	/* a file of Triton's top level: nothing to name */
+		if (extc_fmt(final, sizeof(final), "%s/%s/%s", o->dest, o->triton_subdir,
+			     de->d_name) == 0)
+			r = extc_triton_rewrite(kfd, final, why, sizeof(why));
+		close(kfd);
+		if (r == EXTC_TRITON_BROKEN || r == EXTC_TRITON_FAILED)
+			extc_rm_tree_at(tfd, de->d_name, NULL, &rep);
+	}
+	if (d != NULL)
+		closedir(d);
+	if (tfd >= 0)
+		close(tfd);
+}
+
+enum extc_seed_result extc_warm_take(int keyfd, int leaffd, const struct extc_warm_opts *o,
+				    struct extc_copy_stats *st, char *why, size_t whylen)
+{
+	bool fresh, took_triton = false;
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	if (extc_warm_leaf_is_fresh(leaffd, &fresh, why, whylen) < 0)
+		return (EXTC_SEED_REFUSED);
+	if (!fresh)
+		return (EXTC_SEED_NOT_FRESH);
+	for (i = 0; i < o->nsubdirs; i++) {
+		const char *sub = o->subdirs[i];
+		struct stat sb;
+
+		if (fstatat(keyfd, sub, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(sb.st_mode))
+			continue;	/* the key has none, or another step took it first */
+		/* over the leaf's empty directory, or where the leaf has none */
+		if (renameat(keyfd, sub, leaffd, sub) < 0) {
+			if (errno == ENOENT)
+				continue;	/* taken by another step meanwhile */
+			extc_fmt(why, whylen, "%s: cannot take it from the node pool: %s", sub,
+				 strerror(errno));
+			return (EXTC_SEED_REFUSED);	/* what was taken goes back at the step's end */
+		}
+		st->files += count_entries(leaffd, sub);
+		took_triton |= o->triton_subdir != NULL && strcmp(sub, o->triton_subdir) == 0;
+	}
+	if (took_triton && o->dest != NULL)
+		name_the_leaf(leaffd, o);
+	return (EXTC_SEED_DONE);
+}
