@@ -8,10 +8,10 @@
 #   - every document ships (Makefile.am's doc lists) and README links to it;
 #     README is at most 200 lines;
 #   - every path a document names in the tree exists;
-#   - the manual, the admin guide and plugin/config.c name the same plugstack
-#     arguments; the manual, the user guide and plugin/option.c the same user
+#   - the manual, the admin guide and plugin/base/config.c name the same plugstack
+#     arguments; the manual, the user guide and plugin/spank/option.c the same user
 #     options; the documents and the code the same SLURM_EXT_CACHE* names;
-#   - docs/cache-dirs.md's tables are plugin/vars.c's list, with its
+#   - docs/cache-dirs.md's tables are plugin/base/vars.c's list, with its
 #     make_dir and loads_code flags; every "N built-in variables" is the
 #     length of that list, every "N attack and fault cases" the number of
 #     cases in docs/security-cases.md.
@@ -113,39 +113,37 @@ done < <(grep -ohE 'docs/[a-z_.-]+\.(md|8)' "$man" | sed 's/\\//g' | sort -u)
 t_eq "every document the manual names exists" "" "$missing"
 
 # ---- paths in the tree ----------------------------------------------------------------
-# a path a document names (plugin/..., tests/..., ...) exists; plugin/<layer>/x.c counts as
-# plugin/x.c while the layer folders and the flat layout may both be named
+# a path a document names (plugin/<layer>/x.c, tests/..., ...) exists as named
 missing=
 for p in $(cd "$top" && grep -ohE '(^|[^A-Za-z0-9_./-])(plugin|tests|docs|bench|scripts|examples|enroot|etc|debian|fuzz)/[A-Za-z0-9_./-]*[A-Za-z0-9]' "${mds[@]}" |
     sed -E 's/^[^a-z]//' | sort -u); do
-    flat=$(sed -E 's#^plugin/(base|fs|warm|pool|spank)/#plugin/#' <<<"$p")
     # a file, a program built from one (tests/unit/test_config) or its log, a layer folder, a name's
     # prefix, or the logs' directory the tests make
-    [ -e "$top/$p" ] || [ -e "$top/$flat" ] || compgen -G "$top/${flat%.log}*" >/dev/null ||
+    [ -e "$top/$p" ] || compgen -G "$top/${p%.log}*" >/dev/null ||
         [[ $p =~ ^plugin/(base|fs|warm|pool|spank)$ ]] || [[ $p =~ ^tests/logs(/|$) ]] || missing="$missing $p"
 done
 t_eq "every path of the tree a document names exists" "" "$missing"
 
 # ---- plugstack arguments: the code's, the manual's, the admin guide's ----------------------
-code_keys=$(sed -n '/config_keys\[\] = {/,/^};/p' "$top/plugin/config.c" | grep -oE '^[[:space:]]*\{ "[a-z_]+",' |
+code_keys=$(sed -n '/config_keys\[\] = {/,/^};/p' "$top/plugin/base/config.c" | grep -oE '^[[:space:]]*\{ "[a-z_]+",' |
     grep -oE '"[a-z_]+"' | tr -d '"' | sort -u)
-t_check "plugin/config.c: its table of keys is found" test -n "$code_keys"
+t_check "plugin/base/config.c: its table of keys is found" test -n "$code_keys"
 man_keys=$(section ARGUMENTS | grep -oE '^       [a-z_]+=' | sed 's/^ *//; s/=$//' | sort -u)
 guide_keys=$(grep -oE '^\| `[a-z_]+=' "$top/docs/admin-guide.md" | sed 's/^| `//; s/=$//' | sort -u)
-t_eq "the manual's ARGUMENTS are the keys of plugin/config.c" "$code_keys" "$man_keys"
+t_eq "the manual's ARGUMENTS are the keys of plugin/base/config.c" "$code_keys" "$man_keys"
 t_eq "the admin guide's table of arguments is the same" "$code_keys" "$guide_keys"
 # any `key=...` the README and the guides show is a key the code has (`key=value` is the form)
 bad=
 for k in $(cd "$top" && grep -ohE '`[a-z][a-z_]*=' README.md docs/admin-guide.md docs/user-guide.md | tr -d '`=' | sort -u); do
     [ "$k" = key ] || grep -qxF "$k" <<<"$code_keys" || bad="$bad $k"
 done
-t_eq "every \`key=\` the README and the guides show is a plugstack argument of plugin/config.c" "" "$bad"
+t_eq "every \`key=\` the README and the guides show is a plugstack argument of plugin/base/config.c" "" "$bad"
 
 # ---- user options and variables ------------------------------------------------------------
-code_opts=$(sed -n '/^static struct spank_option options/,/^};/p' "$top/plugin/option.c" |
+code_opts=$(sed -n '/^static struct spank_option options/,/^};/p' "$top/plugin/spank/option.c" |
     grep -oE '\.name = "[a-z-]+"' | grep -oE '"[a-z-]+"' | tr -d '"' | sort)
 man_opts=$(section "USER OPTION" | grep -oE '^       --[a-z-]+' | sed 's/^ *--//' | sort -u)
-t_eq "the manual documents exactly the options of plugin/option.c" "$code_opts" "$man_opts"
+t_eq "the manual documents exactly the options of plugin/spank/option.c" "$code_opts" "$man_opts"
 missing=
 for o in $code_opts; do
     grep -q -- "--$o\b" "$top/docs/user-guide.md" || missing="$missing --$o"
@@ -166,20 +164,20 @@ for v in $code_names; do
 done
 t_eq "the user guide names every SLURM_EXT_CACHE* variable" "" "$missing"
 
-# ---- the built-in variables: plugin/vars.c, docs/cache-dirs.md ------------------------------
+# ---- the built-in variables: plugin/base/vars.c, docs/cache-dirs.md ------------------------------
 # NAME SUBDIR MAKE_DIR LOADS_CODE, in the code's order
 vars=$(sed -n 's/^[[:space:]]*{ "\([A-Z_]*\)", "\([a-z_]*\)", \(true\|false\), \(true\|false\) },$/\1 \2 \3 \4/p' \
-    "$top/plugin/vars.c")
+    "$top/plugin/base/vars.c")
 nvars=$(grep -c . <<<"$vars")
-t_check "plugin/vars.c: the built-in list is found ($nvars variables)" test "$nvars" -gt 1
+t_check "plugin/base/vars.c: the built-in list is found ($nvars variables)" test "$nvars" -gt 1
 cd_table=$(awk '/^## The table/ {on = 1; next} /^## / {on = 0} on' "$top/docs/cache-dirs.md" |
     awk -F' *\\| *' '/^\| [A-Z]/ && $2 != "Variable" {print $2, ($7 ~ /^\*\*yes|^yes/ ? "true" : "false")}')
-t_eq "docs/cache-dirs.md's table: the variables of plugin/vars.c, in order, and which the plugin makes" \
+t_eq "docs/cache-dirs.md's table: the variables of plugin/base/vars.c, in order, and which the plugin makes" \
     "$(awk '{print $1, $3}' <<<"$vars")" "$cd_table"
 noexec=$(awk '/^## Which tools load code/ {on = 1; next} /^## / {on = 0} on' "$top/docs/cache-dirs.md" |
     awk -F' *\\| *' '/^\| [A-Z]/ && $2 != "Variable" { n = split($2, v, /, */); for (i = 1; i <= n; i++) print v[i], ($3 == "yes" ? "true" : "false") }' |
     sort)
-t_eq "docs/cache-dirs.md's noexec table: each variable once, loading code exactly where plugin/vars.c says" \
+t_eq "docs/cache-dirs.md's noexec table: each variable once, loading code exactly where plugin/base/vars.c says" \
     "$(awk '{print $1, $4}' <<<"$vars" | sort)" "$noexec"
 
 # ---- counts --------------------------------------------------------------------------------
