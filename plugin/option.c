@@ -149,9 +149,9 @@ int extc_option_check(char *why, size_t whylen)
 	int val;
 
 	for (val = 0; val < OPT_COUNT; val++)
-		if (request[val].given && request[val].invalid)
-			return (check_value(val, request[val].value, env_form[val], why, whylen) < 0
-					? -1 : 0);
+		if (request[val].given && request[val].invalid &&
+		    check_value(val, request[val].value, env_form[val], why, whylen) < 0)
+			return (-1);
 	return (0);
 }
 
