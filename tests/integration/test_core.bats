@@ -218,7 +218,7 @@ JOB
     itest_no_drain
 }
 
-@test "heterogeneous jobs: each component's sources in turn, one value for the whole command, the last" {
+@test "heterogeneous jobs: one value of the option for the whole command, as Slurm forwards it" {
     local job out
     # srun: Slurm forwards one value of a plugin's option to every component
     cat >"$LAB/work/mode.sh" <<'MODE'
@@ -232,12 +232,13 @@ MODE
     out=$(lab_user srun -N1 --ext-cache=local "$LAB/work/mode.sh" A : \
         -N1 --ext-cache=off "$LAB/work/mode.sh" B 2>&1) || fail "het srun exited $?: $out"
     assert_equal "$(sort <<<"$out")" $'A none\nB none'
-    # sbatch: the batch step runs in the first component; steps inside get the job's value
+    # sbatch: the batch step runs in the first component, with the value that
+    # component ended with; steps inside, in either component, get it too
     cat >"$LAB/work/het.sh" <<'JOB'
 #!/bin/bash
 #SBATCH -N1 --ext-cache=job
 #SBATCH hetjob
-#SBATCH -N1
+#SBATCH -N1 --ext-cache=local
 echo "BATCH $SLURM_EXT_CACHE_MODE"
 srun --het-group=0,1 bash -c 'echo "STEP $SLURM_EXT_CACHE_MODE"' || echo "STEP failed $?"
 srun --het-group=1 --ext-cache=local bash -c 'echo "OWN $SLURM_EXT_CACHE_MODE"' || echo "OWN failed $?"
