@@ -89,7 +89,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rv = extc_mode_resolve((flags & 1) ? opt : NULL, (flags & 2) ? env : NULL,
 			       (enum extc_mode)((flags >> 2) % 3), &choice, why, whylen);
 	if (flags & 1) {
-		if (!choice.user_asked || strcmp(choice.source, "--ext-cache") != 0)
+		/* an option equal to SLURM_EXT_CACHE is named SLURM_EXT_CACHE (mode.h) */
+		const char *named = (flags & 2) && strcmp(opt, env) == 0 ? "SLURM_EXT_CACHE"
+									 : "--ext-cache";
+
+		if (!choice.user_asked || strcmp(choice.source, named) != 0)
 			fuzz_fail("the option did not win", NULL);
 		if ((rv == 0) != is_mode_name(opt, &want) || (rv == 0 && choice.mode != want))
 			fuzz_fail("option resolution disagrees with parse", opt);

@@ -97,7 +97,10 @@ int extc_mode_resolve(const char *option_value, const char *env_value,
 	if (option_value != NULL) {
 		choice->user_asked = true;
 		choice->source = "--ext-cache";
-		return (extc_mode_parse(option_value, "--ext-cache", &choice->mode, why, whylen));
+		/* sbatch hands SLURM_EXT_CACHE on as the option: name it as the user gave it */
+		if (env_value != NULL && strcmp(option_value, env_value) == 0)
+			choice->source = EXTC_ENV_REQUEST_NAME;
+		return (extc_mode_parse(option_value, choice->source, &choice->mode, why, whylen));
 	}
 	if (env_value != NULL) {
 		choice->user_asked = true;

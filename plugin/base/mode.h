@@ -38,9 +38,12 @@ struct extc_choice {
 };
 
 /*
- * The command-line option wins over SLURM_EXT_CACHE, which wins over the
- * admin's default. A NULL value means "not given". An invalid value that
- * wins is an error ('why' explains), never silently replaced by the default.
+ * The option the step got wins over SLURM_EXT_CACHE, which wins over the
+ * admin's default: the client already ranked the command line, the
+ * environment and #SBATCH lines (option.c). An option equal to
+ * SLURM_EXT_CACHE is named SLURM_EXT_CACHE. A NULL value means "not given".
+ * An invalid value that wins is an error ('why' explains), never silently
+ * replaced by the default.
  */
 int extc_mode_resolve(const char *option_value, const char *env_value,
 		      enum extc_mode default_mode, struct extc_choice *choice,

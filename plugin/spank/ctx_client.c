@@ -25,7 +25,16 @@ int extc_client_init(spank_t sp, int ac, char **av)
 		extc_error("%s", why);
 		return (-1);
 	}
-	return (extc_option_register(sp));
+	if (extc_option_register(sp) < 0)
+		return (-1);
+	/*
+	 * srun has no source below the environment, and there the step ranks
+	 * the option over SLURM_EXT_CACHE* itself; in sbatch #SBATCH lines
+	 * must lose to them, which only Slurm's ordering can tell.
+	 */
+	if (spank_context() == S_CTX_ALLOCATOR)
+		extc_option_map_env_form();
+	return (0);
 }
 
 /*
@@ -51,6 +60,10 @@ int extc_client_init_post_opt(spank_t sp, int ac, char **av)
 	(void)sp;
 	(void)ac;
 	(void)av;
+	if (extc_option_check(why, sizeof(why)) < 0) {
+		extc_error("%s", why);
+		return (-1);
+	}
 	if (extc_mode_resolve(extc_option_value(), getenv(EXTC_ENV_REQUEST_NAME), EXTC_MODE_OFF,
 			      &choice, why, sizeof(why)) < 0) {
 		extc_error("%s", why);

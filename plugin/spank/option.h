@@ -4,6 +4,7 @@
 #define EXTC_OPTION_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <slurm/spank.h>
 
@@ -23,11 +24,15 @@ const char *extc_option_publish(void);
 bool extc_option_verbose(void);
 
 /*
- * Where this process's command-line strings lie, instead of reading
- * /proc/self/stat: for the unit tests, whose own command line is not the
- * one they play, and which may run under valgrind (its /proc/self/stat
- * describes valgrind's command line).
+ * sbatch, salloc: hand SLURM_EXT_CACHE* to Slurm as its own environment
+ * form of the options (SLURM_SPANK__SLURM_SPANK_OPTION_...), unless the
+ * job already gave that form (a command inside a job), so that Slurm passes
+ * them between #SBATCH lines and the command line, as it does for its own
+ * options, and forwards the winner. Call after extc_option_register.
  */
-void extc_option_set_arg_range(const char *start, const char *end);
+void extc_option_map_env_form(void);
+
+/* srun, sbatch, salloc, after the options: -1 ('why' says it) if a bad SLURM_EXT_CACHE* value won. */
+int extc_option_check(char *why, size_t whylen);
 
 #endif /* EXTC_OPTION_H_ */

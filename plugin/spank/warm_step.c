@@ -104,11 +104,14 @@ static const char *shown(const char *value, char *buf, size_t len)
 static const char *user_value(spank_t sp, const char *option, const char *env, char *buf, int len,
 			      enum source *from)
 {
-	if (option != NULL) {
+	bool in_env = spank_getenv(sp, env, buf, len) == ESPANK_SUCCESS;
+
+	/* sbatch hands SLURM_EXT_CACHE_* on as the option: name it as the user gave it */
+	if (option != NULL && !(in_env && strcmp(option, buf) == 0)) {
 		*from = SOURCE_OPTION;
 		return (option);
 	}
-	if (spank_getenv(sp, env, buf, len) == ESPANK_SUCCESS) {
+	if (in_env) {
 		*from = SOURCE_ENV;
 		return (buf);
 	}

@@ -149,30 +149,105 @@ JOB
     itest_no_drain
 }
 
-@test "the same option twice is accepted; a step's own option wins over the job's" {
+@test "one source: the last value given wins, nothing is refused for coming twice" {
     local job out
     out=$(lab_user srun -N1 -n1 --ext-cache=local --ext-cache=local "$LAB/work/rank.sh" 1 2>&1) ||
         fail "srun --ext-cache=local --ext-cache=local exited $?: $out"
     check_ranks "$out" 1 1 local
+    out=$(lab_user srun -N1 -n1 --ext-cache=off --ext-cache=job "$LAB/work/rank.sh" 1 2>&1) ||
+        fail "srun --ext-cache=off --ext-cache=job exited $?: $out"
+    check_ranks "$out" 1 1 job
+    # two values on sbatch's command line; two #SBATCH lines
+    itest_sbatch job script_line.sh --ext-cache=off --ext-cache=local
+    out=$(cat "$LAB/work/$job.out")
+    itest_match "^BATCH local $ITEST_BASE/$ITEST_UID/$job/batch$" "$out"
+    itest_match "^STEP local $ITEST_BASE/$ITEST_UID/$job/0$" "$out"
+    cat >"$LAB/work/two_lines.sh" <<'JOB'
+#!/bin/bash
+#SBATCH -N1
+#SBATCH --ext-cache=job
+#SBATCH --ext-cache=local
+echo "BATCH $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"
+JOB
+    itest_sbatch job two_lines.sh
+    itest_match "^BATCH local $ITEST_BASE/$ITEST_UID/$job/batch$" "$(cat "$LAB/work/$job.out")"
+    itest_no_drain
+}
+
+@test "sources: the command line beats SLURM_EXT_CACHE, which beats #SBATCH lines" {
+    local job out
+    # script_line.sh has #SBATCH --ext-cache=job
+    SLURM_EXT_CACHE=local LAB_PASS_ENV=SLURM_EXT_CACHE itest_sbatch job script_line.sh
+    out=$(cat "$LAB/work/$job.out")
+    itest_match "^BATCH local $ITEST_BASE/$ITEST_UID/$job/batch$" "$out"
+    itest_match "^STEP local $ITEST_BASE/$ITEST_UID/$job/0$" "$out"
+    SLURM_EXT_CACHE=local LAB_PASS_ENV=SLURM_EXT_CACHE itest_sbatch job script_line.sh --ext-cache=off
+    out=$(cat "$LAB/work/$job.out")
+    itest_match "^BATCH  $" "$out"
+    itest_match "^STEP  $" "$out"
+    # the command line over #SBATCH: the batch step and a step inside get local
+    itest_sbatch job script_line.sh --ext-cache=local
+    out=$(cat "$LAB/work/$job.out")
+    itest_match "^BATCH local $ITEST_BASE/$ITEST_UID/$job/batch$" "$out"
+    itest_match "^STEP local $ITEST_BASE/$ITEST_UID/$job/0$" "$out"
+    out=$(SLURM_EXT_CACHE=off LAB_PASS_ENV=SLURM_EXT_CACHE lab_user srun -N1 -n1 --ext-cache=local "$LAB/work/rank.sh" 1 2>&1) ||
+        fail "SLURM_EXT_CACHE=off srun --ext-cache=local exited $?: $out"
+    check_ranks "$out" 1 1 local
+    itest_no_drain
+}
+
+@test "a step inside a job: its own option wins over the job's, and it can give itself another mode" {
+    local job out
     cat >"$LAB/work/inherit.sh" <<'JOB'
 #!/bin/bash
 #SBATCH -N1
 srun -N1 -n1 --ext-cache=local bash -c 'echo "OWN $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"' || echo "OWN failed $?"
 srun -N1 -n1 bash -c 'echo "INHERITED $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"' || echo "INHERITED failed $?"
 srun -N1 -n1 --ext-cache=job bash -c 'echo "SAME $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"' || echo "SAME failed $?"
+srun -N1 -n1 --ext-cache=job --ext-cache=local bash -c 'echo "LAST $SLURM_EXT_CACHE_MODE $SLURM_EXT_CACHE_DIR"' || echo "LAST failed $?"
 JOB
     itest_sbatch job inherit.sh --ext-cache=job
     out=$(cat "$LAB/work/$job.out")
     # sbatch --ext-cache=job; srun --ext-cache=local inside: local; srun
-    # without the option or with --ext-cache=job: the job's mode
+    # without the option or with --ext-cache=job: the job's mode; the last
+    # of two values on srun's command line
     itest_match "^OWN local $ITEST_BASE/$ITEST_UID/$job/0$" "$out"
     itest_match "^INHERITED job $ITEST_BASE/$ITEST_UID/$job/job$" "$out"
     itest_match "^SAME job $ITEST_BASE/$ITEST_UID/$job/job$" "$out"
-    # #SBATCH --ext-cache=job, sbatch --ext-cache=local: the batch step and a step inside get local
-    itest_sbatch job script_line.sh --ext-cache=local
+    itest_match "^LAST local $ITEST_BASE/$ITEST_UID/$job/3$" "$out"
+    itest_no_drain
+}
+
+@test "heterogeneous jobs: one value of the option for the whole command, as Slurm forwards it" {
+    local job out
+    # srun: Slurm forwards one value of a plugin's option to every component
+    cat >"$LAB/work/mode.sh" <<'MODE'
+#!/bin/bash
+echo "$1 ${SLURM_EXT_CACHE_MODE:-none}"
+MODE
+    chmod 755 "$LAB/work/mode.sh"
+    out=$(lab_user srun -N1 --ext-cache=local "$LAB/work/mode.sh" A : -N1 "$LAB/work/mode.sh" B 2>&1) ||
+        fail "het srun exited $?: $out"
+    assert_equal "$(sort <<<"$out")" $'A local\nB local'
+    out=$(lab_user srun -N1 --ext-cache=local "$LAB/work/mode.sh" A : \
+        -N1 --ext-cache=off "$LAB/work/mode.sh" B 2>&1) || fail "het srun exited $?: $out"
+    assert_equal "$(sort <<<"$out")" $'A none\nB none'
+    # sbatch: the batch step runs in the first component, with the value that
+    # component ended with; steps inside, in either component, get it too
+    cat >"$LAB/work/het.sh" <<'JOB'
+#!/bin/bash
+#SBATCH -N1 --ext-cache=job
+#SBATCH hetjob
+#SBATCH -N1 --ext-cache=local
+echo "BATCH $SLURM_EXT_CACHE_MODE"
+srun --het-group=0,1 bash -c 'echo "STEP $SLURM_EXT_CACHE_MODE"' || echo "STEP failed $?"
+srun --het-group=1 --ext-cache=local bash -c 'echo "OWN $SLURM_EXT_CACHE_MODE"' || echo "OWN failed $?"
+JOB
+    itest_sbatch job het.sh
     out=$(cat "$LAB/work/$job.out")
-    itest_match "^BATCH local $ITEST_BASE/$ITEST_UID/$job/batch$" "$out"
-    itest_match "^STEP local $ITEST_BASE/$ITEST_UID/$job/0$" "$out"
+    itest_match "^BATCH job$" "$out"
+    assert_equal "$(grep -c '^STEP job$' <<<"$out")" 2
+    itest_match "^OWN local$" "$out"
     itest_no_drain
 }
 
@@ -205,9 +280,8 @@ JOB
     itest_no_drain
 }
 
-@test "a mistyped or contradictory mode is refused before anything is submitted, naming the values" {
-    local before after cmd two
-    two="given twice with different values; give it once"
+@test "a mistyped mode is refused before anything is submitted, naming the value" {
+    local before after
     before=$(lab_user sbatch --parsable --wrap true)
     refused srun -N1 --ext-cache=lcoal true
     assert_output --partial "ext-cache: --ext-cache=lcoal: invalid mode (did you mean 'local'?): valid modes are local, job, off"
@@ -215,21 +289,12 @@ JOB
     assert_output --partial "ext-cache: --ext-cache=lcoal: invalid mode (did you mean 'local'?): valid modes are local, job, off"
     refused salloc -N1 --ext-cache=lcoal true
     assert_output --partial "ext-cache: --ext-cache=lcoal: invalid mode (did you mean 'local'?): valid modes are local, job, off"
-    for cmd in srun sbatch; do
-        if [ "$cmd" = srun ]; then
-            refused srun -N1 --ext-cache=local --ext-cache=job true
-        else
-            refused sbatch --ext-cache=local --ext-cache=job --wrap true
-        fi
-        assert_output --partial "ext-cache: --ext-cache=local and --ext-cache=job: $two"
-    done
-    # over an #SBATCH line, and two #SBATCH lines
-    refused sbatch --ext-cache=job --ext-cache=local "$LAB/work/script_line.sh"
-    assert_output --partial "ext-cache: --ext-cache=job and --ext-cache=local: $two"
-    printf '#!/bin/bash\n#SBATCH --ext-cache=job\n#SBATCH --ext-cache=local\ntrue\n' >"$LAB/work/two_lines.sh"
-    refused sbatch "$LAB/work/two_lines.sh"
-    assert_output --partial "ext-cache: --ext-cache=job and --ext-cache=local: $two"
+    # a bad value is refused even when a later one would replace it
+    refused srun -N1 --ext-cache=lcoal --ext-cache=local true
+    assert_output --partial "ext-cache: --ext-cache=lcoal: invalid mode"
     SLURM_EXT_CACHE=bogus LAB_PASS_ENV=SLURM_EXT_CACHE refused srun -N1 true
+    assert_output --partial "SLURM_EXT_CACHE=bogus: invalid mode"
+    SLURM_EXT_CACHE=bogus LAB_PASS_ENV=SLURM_EXT_CACHE refused sbatch --wrap true
     assert_output --partial "SLURM_EXT_CACHE=bogus: invalid mode"
     # refused commands submitted no job
     after=$(lab_user sbatch --parsable --wrap true)

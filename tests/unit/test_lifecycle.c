@@ -569,15 +569,12 @@ static void test_client_refuses_bad_input(void **state)
 }
 
 #define INHERITED_MODE "SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache"
-#define INHERITED_SEED "SLURM_SPANK__SLURM_SPANK_OPTION_ext_cache_ext_cache_seed"
 
-/* The call spank_process_env_options makes: getenv()'s own pointer, as srun passes it. */
-static int inherited_option(const char *name, const char *var)
-{
-	return (fake_option_named(name, getenv(var), 0));
-}
-
-/* The same option twice: the same value is accepted, another is refused naming both. */
+/*
+ * The same option twice: the last value wins, as Slurm forwards it; a
+ * refused value is not kept. Which source wins is option.c's, tested in
+ * test_option.c; here the client's answer is what the step then gets.
+ */
 static void test_repeated_option(void **state)
 {
 	char *av[] = { base_arg };
@@ -586,21 +583,41 @@ static void test_repeated_option(void **state)
 	fake_reset(S_CTX_LOCAL, &step0);
 	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
 	assert_int_equal(fake_option("job", 0), 0);
-	assert_int_equal(fake_option("job", 0), 0);
-	assert_string_equal(extc_option_value(), "job");
-	assert_int_equal(fake_option("local", 0), -1);
-	assert_true(fake_log_has("error", "ext-cache: --ext-cache=job and --ext-cache=local: given twice"));
-	assert_string_equal(extc_option_value(), "job");
+	assert_int_equal(fake_option("local", 0), 0);
+	assert_string_equal(extc_option_value(), "local");
 	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/a", 0), 0);
-	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/b", 0), -1);
-	assert_true(fake_log_has("error", "--ext-cache-seed=/scratch/a and --ext-cache-seed=/scratch/b"));
+	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/b", 0), 0);
+	assert_string_equal(extc_option_seed(), "/scratch/b");
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+	assert_false(fake_log_has("error", ""));
 
-	/* a refused value is not kept: it does not conflict with the corrected one */
+	/* a refused value is not kept */
 	fake_reset(S_CTX_LOCAL, &step0);
 	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
 	assert_int_equal(fake_option("lcoal", 0), -1);
 	assert_int_equal(fake_option("local", 0), 0);
 	assert_string_equal(extc_option_value(), "local");
+
+	/* srun in a job: the job's value, then the step's own, which wins */
+	setenv(INHERITED_MODE, "job", 1);
+	fake_reset(S_CTX_LOCAL, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option(getenv(INHERITED_MODE), 0), 0);
+	assert_int_equal(fake_option("local", 0), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+	assert_string_equal(extc_option_value(), "local");
+	unsetenv(INHERITED_MODE);
+
+	/* sbatch: SLURM_EXT_CACHE beats an #SBATCH line and reaches the step as the option */
+	setenv("SLURM_EXT_CACHE", "local", 1);
+	fake_reset(S_CTX_ALLOCATOR, &step0);
+	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+	assert_int_equal(fake_option("job", 0), 0);
+	assert_int_equal(fake_option(getenv(INHERITED_MODE), 0), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
+	assert_string_equal(extc_option_value(), "local");
+	unsetenv(INHERITED_MODE);
+	unsetenv("SLURM_EXT_CACHE");
 
 	/* slurmstepd only stores: the step reports, a callback failure there would drain the node */
 	fake_reset(S_CTX_REMOTE, &step0);
@@ -608,137 +625,6 @@ static void test_repeated_option(void **state)
 	assert_int_equal(fake_option("job", 1), 0);
 	assert_int_equal(fake_option("local", 1), 0);
 	assert_string_equal(extc_option_value(), "local");
-}
-
-/*
- * srun inside an "sbatch --ext-cache=job" job: Slurm first passes the job's
- * exported value, then the step's own; the step's wins without a conflict.
- */
-static void test_command_line_overrides_inherited_option(void **state)
-{
-	char *av[] = { base_arg };
-	char copy[16];
-
-	(void)state;
-	setenv(INHERITED_MODE, "job", 1);
-	fake_reset(S_CTX_LOCAL, &step0);
-	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
-	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
-	assert_string_equal(extc_option_value(), "job");
-	assert_int_equal(fake_option("local", 0), 0);
-	assert_string_equal(extc_option_value(), "local");
-	/* the next component of a heterogeneous srun: its inherited call comes after */
-	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
-	assert_string_equal(extc_option_value(), "local");
-	assert_int_equal(fake_option("local", 0), 0);
-	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
-	/* a copy of the inherited value is the user's own once the command gave one */
-	strcpy(copy, "job");
-	assert_int_equal(fake_option(copy, 0), -1);
-	assert_true(fake_log_has("error", "--ext-cache=local and --ext-cache=job: given twice"));
-
-	/* sbatch: #SBATCH lines come before the inherited value, and still win */
-	fake_reset(S_CTX_ALLOCATOR, &step0);
-	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
-	assert_int_equal(fake_option("local", 0), 0);
-	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
-	assert_string_equal(extc_option_value(), "local");
-
-	/* a Slurm that copied the inherited value: equal and first, it is still the job's */
-	fake_reset(S_CTX_LOCAL, &step0);
-	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
-	strcpy(copy, "job");
-	assert_int_equal(fake_option(copy, 0), 0);
-	assert_int_equal(fake_option("off", 0), 0);
-	assert_string_equal(extc_option_value(), "off");
-
-	/* after the inherited call, the same value typed again is the user's own */
-	fake_reset(S_CTX_LOCAL, &step0);
-	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
-	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
-	strcpy(copy, "job");
-	assert_int_equal(fake_option(copy, 0), 0);
-	assert_int_equal(fake_option("local", 0), -1);
-	assert_true(fake_log_has("error", "--ext-cache=job and --ext-cache=local: given twice"));
-	unsetenv(INHERITED_MODE);
-
-	setenv(INHERITED_SEED, "/scratch/a", 1);
-	fake_reset(S_CTX_LOCAL, &step0);
-	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
-	assert_int_equal(inherited_option("ext-cache-seed", INHERITED_SEED), 0);
-	assert_int_equal(fake_option_named("ext-cache-seed", "/scratch/b", 0), 0);
-	assert_string_equal(extc_option_seed(), "/scratch/b");
-	unsetenv(INHERITED_SEED);
-}
-
-/* The command line the test plays: the option code is told these are its strings (see main). */
-static const char played_command_line[] = "job\0local";
-static const char *const argv_job = played_command_line;
-static const char *const argv_local = played_command_line + 4;
-
-/* Run once before the cases (see main). */
-static int play_command_line(void)
-{
-	extc_option_set_arg_range(played_command_line, played_command_line + sizeof(played_command_line));
-	return (0);
-}
-
-/*
- * sbatch: #SBATCH lines (copies) first, then the inherited value, then the
- * command line (main's argv strings). The command line overrides the rest;
- * two different values from one source are refused.
- */
-static void test_command_line_overrides_script_lines(void **state)
-{
-	char *av[] = { base_arg };
-	char script_line[16];
-
-	(void)state;
-	fake_reset(S_CTX_ALLOCATOR, &step0);
-	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
-	strcpy(script_line, "job");
-	assert_int_equal(fake_option(script_line, 0), 0);
-	assert_int_equal(fake_option(argv_local, 0), 0);
-	assert_string_equal(extc_option_value(), "local");
-	assert_false(fake_log_has("error", "given twice"));
-	/* an identical repeat on the command line is fine; a lower source no longer counts */
-	assert_int_equal(fake_option(argv_local, 0), 0);
-	assert_int_equal(fake_option("off", 0), 0);
-	assert_string_equal(extc_option_value(), "local");
-	assert_int_equal(slurm_spank_init_post_opt(NULL, 1, av), 0);
-
-	/* sbatch --ext-cache=job --ext-cache=local: two command-line values */
-	fake_reset(S_CTX_ALLOCATOR, &step0);
-	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
-	assert_int_equal(fake_option(argv_job, 0), 0);
-	assert_int_equal(fake_option(argv_local, 0), -1);
-	assert_true(fake_log_has("error", "--ext-cache=job and --ext-cache=local: given twice"));
-	assert_string_equal(extc_option_value(), "job");
-
-	/* two #SBATCH lines with different values */
-	fake_reset(S_CTX_ALLOCATOR, &step0);
-	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
-	strcpy(script_line, "local");
-	assert_int_equal(fake_option(script_line, 0), 0);
-	strcpy(script_line, "off");
-	assert_int_equal(fake_option(script_line, 0), -1);
-	assert_true(fake_log_has("error", "--ext-cache=local and --ext-cache=off: given twice"));
-
-	/* inherited, then an #SBATCH line, then the command line: the command line wins */
-	setenv(INHERITED_MODE, "off", 1);
-	fake_reset(S_CTX_ALLOCATOR, &step0);
-	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
-	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
-	assert_string_equal(extc_option_value(), "off");
-	strcpy(script_line, "job");
-	assert_int_equal(fake_option(script_line, 0), 0);
-	assert_string_equal(extc_option_value(), "job");
-	assert_int_equal(fake_option(argv_local, 0), 0);
-	assert_string_equal(extc_option_value(), "local");
-	assert_int_equal(inherited_option("ext-cache", INHERITED_MODE), 0);
-	assert_string_equal(extc_option_value(), "local");
-	assert_false(fake_log_has("error", "given twice"));
-	unsetenv(INHERITED_MODE);
 }
 
 /*
@@ -1256,8 +1142,6 @@ int main(void)
 		CASE(test_special_steps),
 		CASE(test_client_refuses_bad_input),
 		CASE(test_repeated_option),
-		CASE(test_command_line_overrides_inherited_option),
-		CASE(test_command_line_overrides_script_lines),
 		CASE(test_epilog_removes_its_job_and_leaves_others),
 		CASE(test_epilog_sweeps_leftovers_of_ended_jobs_only),
 		CASE(test_task_in_a_private_namespace_gets_its_own_copy),
@@ -1269,6 +1153,5 @@ int main(void)
 		CASE(test_verbose_says_why_a_seed_is_cold),
 	};
 
-	return (TESTMAIN_ROOT_ONLY("lifecycle", "it hands directories to another uid", tests,
-				   play_command_line));
+	return (TESTMAIN_ROOT_ONLY("lifecycle", "it hands directories to another uid", tests, NULL));
 }

@@ -351,6 +351,14 @@ static void test_resolve_option_wins_over_env_and_default(void **state)
 	assert_int_equal(extc_mode_resolve("local", "garbage\n", EXTC_MODE_OFF, &c, why,
 					   sizeof(why)), 0);
 	assert_int_equal(c.mode, EXTC_MODE_LOCAL);
+
+	/* sbatch hands SLURM_EXT_CACHE on as the option: the same text is named as given */
+	assert_int_equal(extc_mode_resolve("local", "local", EXTC_MODE_OFF, &c, why, sizeof(why)), 0);
+	assert_int_equal(c.mode, EXTC_MODE_LOCAL);
+	assert_string_equal(c.source, "SLURM_EXT_CACHE");
+	assert_int_equal(extc_mode_resolve("lcoal", "lcoal", EXTC_MODE_OFF, &c, why, sizeof(why)),
+			 -1);
+	assert_contains(why, "SLURM_EXT_CACHE=lcoal: invalid mode");
 }
 
 static void test_resolve_env_wins_over_default(void **state)
