@@ -107,7 +107,8 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
     # the step took the key's builds by rename and its end moved them back:
     # the very same file, never copied, never deleted
     for n in 1 2 3; do
-        itest_poll 30 so_inode "n$n" >/dev/null || fail "n$n: the build never went back to the pool"
+        itest_poll 120 so_inode "n$n" >/dev/null ||
+            fail "n$n: the build never went back to the pool; n$n logged:"$'\n'"$(grep 'node pool' "$(lab_log "n$n")")"
         assert_equal "n$n $(so_inode "n$n")" "n$n ${was[n]}"
     done
 }
