@@ -172,8 +172,10 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 		return (0);
 	}
 	step.created = true;
-	step.leaf_id_known = extc_tree_leaf_ident(&step.cfg, &step.pol, &step.ids, step.choice.mode,
-						  &step.leaf_id, step.why, sizeof(step.why)) == EXTC_LEVEL_FOUND;
+	/* the job level is held open: no second walk down from the root */
+	step.leaf_id_known = extc_tree_leaf_ident_at(step.hold_fd, step.cfg.base, step.choice.mode,
+						     step.ids.stepid, &step.leaf_id, step.why,
+						     sizeof(step.why)) == EXTC_LEVEL_FOUND;
 	extc_verbose("created %s (mode %s from %s) in %.3f ms", step.leaf_path,
 		     extc_mode_name(step.choice.mode), step.choice.source,
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
