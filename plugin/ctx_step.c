@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,6 +58,7 @@ static struct {
 	bool exported[EXTC_VARS_MAX];	/* which variables user_init set */
 	bool exported_cubin;	/* user_init pinned FLASHINFER_CUBIN_DIR */
 	int hold_fd;		/* the job level, locked shared while this step runs */
+	int *turn_done;		/* shared with the tasks: the first one's turn is done (seed_once) */
 	char why[EXTC_WHY_MAX];
 } step = { .hold_fd = -1 };
 
@@ -67,6 +69,8 @@ static void step_reset(void)
 {
 	if (step.hold_fd >= 0)
 		close(step.hold_fd);
+	if (step.turn_done != NULL)
+		munmap(step.turn_done, sizeof(int));
 	memset(&step, 0, sizeof(step));
 	step.hold_fd = -1;
 	extc_cenv_list_free(&container_exports);
@@ -350,6 +354,7 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 {
 	char prefix[PATH_MAX], value[PATH_MAX], current[PATH_MAX], fi_base[PATH_MAX];
 	const char *fi_base_was;
+	void *page;
 	size_t i;
 
 	(void)ac;
@@ -387,6 +392,16 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 	export_var(sp, EXTC_ENV_DIR, step.leaf_path);
 	export_var(sp, EXTC_ENV_MODE, extc_mode_name(step.choice.mode));
 	export_for_containers(sp, prefix);
+	/*
+	 * The tasks are forked after this hook and inherit the page. Marking
+	 * the first task's turn done there, rather than with a file in the
+	 * leaf, spares every step an inode made and later removed, on the path
+	 * of the task that execs first. Without the page: the file.
+	 */
+	/* fd -1: what MAP_ANONYMOUS asks for (cppcheck checks mmap against a file) */
+	// cppcheck-suppress invalidFunctionArg
+	page = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	step.turn_done = page != MAP_FAILED ? page : NULL;
 	return (0);
 }
 
@@ -523,8 +538,9 @@ static void write_container_envfile(spank_t sp, int leaffd)
  * a seed the user stops, or that hangs in the user's own filesystem, holds
  * only the user's own tasks, never slurmstepd or a root process. The first
  * task of the node to lock the leaf seeds it; the others wait on the lock
- * and find the mark, so no task starts on a leaf being filled. The mark's
- * name is one the seed ignores when it asks whether the leaf is fresh.
+ * and find its turn marked done (in the page user_init shared, else in a
+ * mark file), so no task starts on a leaf being filled. The mark's name is
+ * one the seed ignores when it asks whether the leaf is fresh.
  * The same turn writes the env file for container runtimes, after the
  * seed: the seed asks whether the leaf is fresh before anything is in it.
  */
@@ -541,17 +557,22 @@ static void seed_once(spank_t sp, uint32_t stepid, bool tell, bool seeds)
 		return;
 	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
 		;
-	if (faccessat(fd, mark, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
-		int markfd;
-
+	if (step.turn_done != NULL ? *step.turn_done == 0
+				   : faccessat(fd, mark, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (seeds) {
 			extc_warm_step_seed(&step.cfg, &step.ids, step.warm_path);
 			extc_pool_step_seed(&step.cfg, &step.ids, step.warm_path);
 		}
 		write_container_envfile(sp, fd);
-		markfd = openat(fd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (markfd >= 0)
-			close(markfd);
+		if (step.turn_done != NULL) {
+			*step.turn_done = 1;
+		} else {
+			int markfd = openat(fd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					    O_CLOEXEC, 0600);
+
+			if (markfd >= 0)
+				close(markfd);
+		}
 		/* the one task of the node that knows how the directory started says it, if asked */
 		extc_warm_tell(sp);
 		/* task 0 tells everything below; another task tells what its seeding found */
