@@ -2,13 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # spank-ext-cache benchmarks: the one command (`make bench` runs it too).
 #
-#   bench/run.sh [--quick] [-o FILE]
+#   bench/run.sh [--quick] [--only launch] [-o FILE]
 #
 # As root, on a machine set up for the tests (scripts/install-deps.sh test).
 # Builds the plugin and bench/rm_bench, then runs:
 #   1. step launch overhead on the lab's 3-node Slurm: `srun -N3 -n6 true`
-#      with the plugin loaded (--ext-cache=local; default=off; local with one
-#      cache variable) vs not loaded; again with the nodes' base on tmpfs
+#      with the plugin loaded and --ext-cache=local vs not loaded, at least 81
+#      interleaved pairs, the base on the nodes' disk and on tmpfs; as
+#      diagnostics default=off, local with one cache variable, and a stand-in
+#      plugin with an option (bench/launch_stub.c), alone and setting as many
+#      variables as local does. `--only launch` runs this section alone (a few
+#      minutes) and prints its tables (to FILE with -o)
 #   2. the removal engine vs GNU `rm -rf` on cache-shaped trees built afresh
 #   3. job epilog wall time with a 100000-file job tree vs an empty one; and
 #      how long such a tree keeps the node when a local step ends
@@ -26,12 +30,13 @@
 # the ratios. Every figure is a ratio (or difference) of two things measured in
 # the same run, interleaved, as medians over repeated runs; absolute times are
 # only reported, never compared with a threshold. It is not part of the test
-# suite (tests/run-all.sh). About 20 minutes; --quick: a smoke run of a few minutes.
+# suite (tests/run-all.sh). About 25 minutes; --quick: a smoke run of a few minutes.
 #
 # Knobs: EXTC_BENCH_WORK scratch and raw data (default /var/lib/ext-cache-bench);
+# EXTC_BENCH_BUILD the configured build directory (default the source tree);
 # EXTC_LAB, EXTC_LAB_CTLD_PORT, EXTC_LAB_SLURMD_PORT the lab cluster (default
 # $EXTC_BENCH_WORK/ext-cache-lab on ports 17817-17820, apart from the tests');
-# BENCH_LAUNCH_RUNS (48), BENCH_LAUNCH_TMPFS_RUNS (48), BENCH_RM_RUNS (11), BENCH_RM_DISK_SHAPES ("torch"),
+# BENCH_LAUNCH_PAIRS (81), BENCH_RM_RUNS (11), BENCH_RM_DISK_SHAPES ("torch"),
 # BENCH_EPILOG_RUNS (11), BENCH_EPILOG_FILES (100000), BENCH_STEPEND_RUNS (5),
 # BENCH_FOOT_STEPS (1000), WARM_LOAD_RUNS (3), WARM_COPY_RUNS (9), COMPILE_RUNS (5),
 # POOL_LOAD_RUNS (3), POOL_LAUNCH_RUNS (48), POOL_SEED_RUNS (5), POOL_SEED_MB (100),
@@ -40,15 +45,22 @@ set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/bench/RESULTS.md
+out_given=0
 quick=0
+only=
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=1 ;;
-        -o) out=$2; shift ;;
-        *) echo "usage: bench/run.sh [--quick] [-o FILE]" >&2; exit 2 ;;
+        --only) only=${2:-}; shift ;;
+        -o) out=$2; out_given=1; shift ;;
+        *) echo "usage: bench/run.sh [--quick] [--only launch] [-o FILE]" >&2; exit 2 ;;
     esac
     shift
 done
+case $only in
+    '' | launch) ;;
+    *) echo "bench/run.sh: --only takes: launch" >&2; exit 2 ;;
+esac
 if [ "$(id -u)" -ne 0 ]; then
     echo "bench/run.sh: must run as root (it starts a Slurm lab cluster and mounts tmpfs)" >&2
     exit 1
@@ -59,12 +71,11 @@ export EXTC_LAB=${EXTC_LAB:-$WORK/ext-cache-lab}
 export EXTC_LAB_CTLD_PORT=${EXTC_LAB_CTLD_PORT:-17817}
 export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-17818}
 if [ "$quick" = 1 ]; then
-    : "${BENCH_LAUNCH_RUNS:=5}" "${BENCH_LAUNCH_TMPFS_RUNS:=3}" "${BENCH_RM_RUNS:=3}" "${BENCH_EPILOG_RUNS:=3}" "${BENCH_STEPEND_RUNS:=1}" "${BENCH_FOOT_STEPS:=20}"
+    : "${BENCH_LAUNCH_PAIRS:=5}" "${BENCH_RM_RUNS:=3}" "${BENCH_EPILOG_RUNS:=3}" "${BENCH_STEPEND_RUNS:=1}" "${BENCH_FOOT_STEPS:=20}"
     : "${WARM_LOAD_RUNS:=1}" "${WARM_COPY_RUNS:=3}" "${COMPILE_RUNS:=1}"
     : "${POOL_LOAD_RUNS:=1}" "${POOL_LAUNCH_RUNS:=3}" "${POOL_SEED_RUNS:=1}"
 fi
-LAUNCH_RUNS=${BENCH_LAUNCH_RUNS:-48}
-LAUNCH_TMPFS_RUNS=${BENCH_LAUNCH_TMPFS_RUNS:-48}
+LAUNCH_PAIRS=${BENCH_LAUNCH_PAIRS:-81}
 RM_RUNS=${BENCH_RM_RUNS:-11}
 RM_DISK_SHAPES=${BENCH_RM_DISK_SHAPES:-torch}
 EPILOG_RUNS=${BENCH_EPILOG_RUNS:-11}
@@ -92,8 +103,13 @@ if [ "${EXTC_BENCH_BUILT:-0}" != 1 ]; then
         make ext_cache.la bench/rm_bench bench/warm_bench
     ) >"$DATA/build.log" 2>&1 || { tail -30 "$DATA/build.log"; echo "bench: build failed" >&2; exit 1; }
 fi
-SO=$top/.libs/ext_cache.so
-RMB=$top/bench/rm_bench
+build=${EXTC_BENCH_BUILD:-$top}
+SO=$build/.libs/ext_cache.so
+RMB=$build/bench/rm_bench
+STUB=$WORK/launch_stub.so
+# shellcheck disable=SC2086 # CPPFLAGS: words
+${CC:-cc} ${CPPFLAGS:-} -shared -fPIC -O2 -o "$STUB" "$top/bench/launch_stub.c" 2>>"$DATA/build.log" ||
+    { tail -30 "$DATA/build.log"; echo "bench: bench/launch_stub.c does not build" >&2; exit 1; }
 if [ ! -f "$SO" ] || [ ! -x "$RMB" ]; then
     echo "bench: $SO or $RMB missing" >&2
     exit 1
@@ -114,7 +130,7 @@ fi
     echo "commit: $(git -C "$top" rev-parse --short HEAD 2>/dev/null)$(git -C "$top" diff --quiet HEAD -- plugin 2>/dev/null || echo ' (plugin/ modified)')"
     echo "work fs: $(findmnt -n -o SOURCE,FSTYPE,OPTIONS --target "$WORK" | head -1)"
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "params: launch=$LAUNCH_RUNS launch_tmpfs=$LAUNCH_TMPFS_RUNS rm=$RM_RUNS rm_disk=\"$RM_DISK_SHAPES\" epilog=$EPILOG_RUNS files=$EPILOG_FILES steps=$FOOT_STEPS"
+    echo "params: launch_pairs=$LAUNCH_PAIRS rm=$RM_RUNS rm_disk=\"$RM_DISK_SHAPES\" epilog=$EPILOG_RUNS files=$EPILOG_FILES steps=$FOOT_STEPS"
 } >"$DATA/machine.txt"
 
 # ---- the lab cluster -------------------------------------------------------------
@@ -123,6 +139,7 @@ fi
 trap 'lab_stop >/dev/null 2>&1' EXIT
 lab_setup >/dev/null || { echo "bench: lab_setup failed" >&2; exit 1; }
 lab_install_plugin "$SO" || exit 1
+lab_install_plugin "$STUB" launch_stub.so || exit 1
 PLUG="required $LAB_PLUGIN base=/var/tmp/ext-cache"
 # restart with SlurmdDebug LEVEL and the plugin in plugstack (so slurmd runs its epilog)
 cluster() {
@@ -138,11 +155,15 @@ cluster() {
 # ==================================================================================
 # 1. Step launch overhead
 # ==================================================================================
-say "1. launch overhead: srun -N3 -n6 true, $LAUNCH_RUNS rounds of 4 variants"
+say "1. launch overhead: srun -N3 -n6 true, $LAUNCH_PAIRS rounds of 6 variants (disk), of 3 (tmpfs)"
 T=$(now_us)
 cluster verbose # the plugin logs how long it took to make and remove each step's directory
 n=$(lab_user srun -Q -N3 -n6 --ext-cache=local printenv SLURM_EXT_CACHE_DIR 2>&1 | grep -c '^/var/tmp/ext-cache/')
 [ "$n" = 6 ] || { echo "bench: the plugin does not work on the lab ($n of 6 tasks)" >&2; exit 1; }
+# how many variables a local step exports: the stand-in plugin sets as many
+STUB_SETENV=$(comm -13 <(lab_user srun -Q -N1 -n1 env | cut -d= -f1 | sort) \
+    <(lab_user srun -Q -N1 -n1 --ext-cache=local env | cut -d= -f1 | sort) | grep -vc SPANK)
+echo "local exports: $STUB_SETENV variables" >>"$DATA/machine.txt"
 # quiet: the previous job's epilog is done (idle nodes) and so is the emptier it
 # started in the background on each node, so that no run pays for another's
 quiet() {
@@ -170,17 +191,36 @@ launch_one() {
         off) lab_set_plugstack "$PLUG default=off" ;;
         local) lab_set_plugstack "$PLUG"; opt=--ext-cache=local ;;
         local1) lab_set_plugstack "$PLUG vars=TORCH_EXTENSIONS_DIR"; opt=--ext-cache=local ;;
+        stub) lab_set_plugstack "required $LAB/lib/launch_stub.so"; opt=--launch-stub=x ;;
+        stub-env) lab_set_plugstack "required $LAB/lib/launch_stub.so setenv=$STUB_SETENV"; opt=--launch-stub=x ;;
     esac
     # shellcheck disable=SC2016
     lab_user bash -c 't0=$EPOCHREALTIME; srun -Q -N3 -n6 '"$opt"' true || exit 1
         t1=$EPOCHREALTIME; echo $((${t1/[.,]/} - ${t0/[.,]/}))'
 }
-# launch_rounds FS ROUNDS ORDER...: the orders are used in turn, one per round
+# williams V...: the orders of a Williams design, one a line: every variant
+# follows every other one equally often (two squares for an odd count)
+williams() {
+    local -a v=("$@") base=()
+    local n=$# i j lo=1 hi=$(($# - 1))
+    base=(0)
+    for ((j = 1; j < n; j++)); do
+        if ((j % 2)); then base+=("$lo"); lo=$((lo + 1)); else base+=("$hi"); hi=$((hi - 1)); fi
+    done
+    for ((i = 0; i < n; i++)); do
+        local -a row=()
+        for ((j = 0; j < n; j++)); do row+=("${v[(base[j] + i) % n]}"); done
+        echo "${row[*]}"
+        ((n % 2)) && for ((j = n - 1; j >= 0; j--)); do printf '%s ' "${row[j]}"; done && echo
+    done
+}
+# launch_rounds FS ROUNDS VARIANT...: the design's orders in turn, one per round
 launch_rounds() {
     local fs=$1 rounds=$2 r v us
     shift 2
-    local -a orders=("$@")
-    for v in ${orders[0]} ${orders[0]}; do launch_one "$v" >/dev/null || exit 1; done # warm-up
+    local -a orders
+    mapfile -t orders < <(williams "$@")
+    for v in "$@" "$@"; do launch_one "$v" >/dev/null || exit 1; done # warm-up
     for ((r = 0; r < rounds; r++)); do
         for v in ${orders[r % ${#orders[@]}]}; do
             us=$(launch_one "$v") || { echo "bench: srun failed ($v)" >&2; exit 1; }
@@ -191,12 +231,10 @@ launch_rounds() {
 lab_set_plugstack ""
 [ "$(lab_user srun --help 2>&1 | grep -c ext-cache)" = 0 ] || { echo "bench: plugin still loaded" >&2; exit 1; }
 echo "fs round variant us" >"$DATA/launch.tsv"
-# a Williams square: every variant follows every other one equally often
-launch_rounds disk "$LAUNCH_RUNS" "none off local1 local" "off local none local1" \
-    "local local1 off none" "local1 none local off"
+launch_rounds disk "$LAUNCH_PAIRS" none local off local1 stub stub-env
 # the same with every node's /var/tmp (the base) on a tmpfs inside its namespace,
 # where making and removing directories is cheap
-say "1b. launch overhead with the base on tmpfs, $LAUNCH_TMPFS_RUNS rounds of 2 variants"
+say "1b. launch overhead with the base on tmpfs, $LAUNCH_PAIRS rounds of 3 variants"
 for n in $(lab_nodes); do echo "==== bench: tmpfs ====" >>"$(lab_log "$n")"; done
 for n in $(lab_nodes); do
     if ! { lab_node "$n" mount -t tmpfs -o mode=1777,size=256m ext-cache-bench /var/tmp &&
@@ -205,10 +243,22 @@ for n in $(lab_nodes); do
         exit 1
     fi
 done
-launch_rounds tmpfs "$LAUNCH_TMPFS_RUNS" "none local" "local none"
+launch_rounds tmpfs "$LAUNCH_PAIRS" none local stub-env
 quiet
 for n in $(lab_nodes); do cp "$(lab_log "$n")" "$DATA/launch-slurmd-$n.log"; done
 section_time launch "$T"
+if [ "$only" = launch ]; then
+    lab_stop >/dev/null 2>&1
+    trap - EXIT
+    echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$DATA/machine.txt"
+    if [ "$out_given" = 1 ]; then
+        "$PY" "$top/bench/report.py" --launch-only "$DATA" >"$out.new" && mv -f "$out.new" "$out" || exit 1
+        say "wrote $out (raw data in $DATA)"
+    else
+        "$PY" "$top/bench/report.py" --launch-only "$DATA" || exit 1
+    fi
+    exit 0
+fi
 
 # ==================================================================================
 # 2. Removal engine vs rm -rf

@@ -209,47 +209,55 @@ out:
 	return (rv);
 }
 
-enum extc_level_result extc_tree_leaf_ident(const struct extc_config *cfg,
-					    const struct extc_fs_policy *pol,
-					    const struct extc_ids *ids, enum extc_mode mode,
-					    struct extc_ident *id, char *why, size_t whylen)
+enum extc_level_result extc_tree_leaf_ident_at(int job_fd, const char *job_path,
+					       enum extc_mode mode, uint32_t stepid,
+					       struct extc_ident *id, char *why, size_t whylen)
 {
 	char leaf[EXTC_NAME_LEN];
 	struct extc_ident job_id;
-	struct tree_fds t;
-	enum extc_level_result rv;
+	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
-	extc_level_fds_init(&t);
-	if (extc_layout_leaf_name(mode, ids->stepid, leaf, sizeof(leaf)) < 0) {
+	if (extc_layout_leaf_name(mode, stepid, leaf, sizeof(leaf)) < 0) {
 		rv = EXTC_LEVEL_ABSENT;
 		goto out;
 	}
-	rv = extc_level_open_top(cfg, pol, false, &t, why, whylen);
-	if (rv == EXTC_LEVEL_FOUND)
-		rv = extc_level_open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
-	if (rv != EXTC_LEVEL_FOUND)
-		goto out;
 	/*
 	 * From memory only: every task of the step asks this, and the user may
 	 * have mounted a FUSE filesystem on the leaf, whose daemon need not
 	 * answer. A mount there is not the leaf slurmstepd made.
 	 */
-	if (extc_ident_fd(t.job, &job_id) < 0 || extc_ident_at(t.job, leaf, id) < 0) {
+	if (extc_ident_fd(job_fd, &job_id) < 0 || extc_ident_at(job_fd, leaf, id) < 0) {
 		rv = (errno == ENOENT) ? EXTC_LEVEL_ABSENT : EXTC_LEVEL_REFUSED;
 		if (rv == EXTC_LEVEL_REFUSED)
-			extc_fmt(why, whylen, "%s/%s: cannot stat: %s", t.path, leaf, strerror(errno));
+			extc_fmt(why, whylen, "%s/%s: cannot stat: %s", job_path, leaf, strerror(errno));
 		goto out;
 	}
 	/* id was filled: extc_ident_at returned 0 (cppcheck's whole-program pass misses that) */
 	// cppcheck-suppress ctuuninitvar
-	if (!S_ISDIR(id->mode)) {
-		extc_fmt(why, whylen, "%s/%s: is not a directory", t.path, leaf);
-		rv = EXTC_LEVEL_REFUSED;
-	} else if (id->mount_root || !extc_ident_same_mount(id, &job_id)) {
-		extc_fmt(why, whylen, "%s/%s: is a mount point", t.path, leaf);
-		rv = EXTC_LEVEL_REFUSED;
-	}
+	if (!S_ISDIR(id->mode))
+		extc_fmt(why, whylen, "%s/%s: is not a directory", job_path, leaf);
+	else if (id->mount_root || !extc_ident_same_mount(id, &job_id))
+		extc_fmt(why, whylen, "%s/%s: is a mount point", job_path, leaf);
+	else
+		rv = EXTC_LEVEL_FOUND;
 out:
+	return (rv);
+}
+
+enum extc_level_result extc_tree_leaf_ident(const struct extc_config *cfg,
+					    const struct extc_fs_policy *pol,
+					    const struct extc_ids *ids, enum extc_mode mode,
+					    struct extc_ident *id, char *why, size_t whylen)
+{
+	struct tree_fds t;
+	enum extc_level_result rv;
+
+	extc_level_fds_init(&t);
+	rv = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	if (rv == EXTC_LEVEL_FOUND)
+		rv = extc_level_open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
+	if (rv == EXTC_LEVEL_FOUND)
+		rv = extc_tree_leaf_ident_at(t.job, t.path, mode, ids->stepid, id, why, whylen);
 	extc_level_fds_close(&t);
 	return (rv);
 }

@@ -42,6 +42,14 @@ enum extc_level_result extc_tree_leaf_ident(const struct extc_config *cfg,
 					    const struct extc_fs_policy *pol,
 					    const struct extc_ids *ids, enum extc_mode mode,
 					    struct extc_ident *id, char *why, size_t whylen);
+/*
+ * The same below a job level already open ('job_fd', as extc_tree_create
+ * hands it over, 'job_path' its path for messages): one stat instead of a
+ * walk from the root.
+ */
+enum extc_level_result extc_tree_leaf_ident_at(int job_fd, const char *job_path,
+					       enum extc_mode mode, uint32_t stepid,
+					       struct extc_ident *id, char *why, size_t whylen);
 
 /* Remove one step's leaf. 0 when it is gone (or never existed). */
 int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_policy *pol,

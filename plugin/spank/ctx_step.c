@@ -53,6 +53,7 @@ static struct {
 	bool leaf_id_known;
 	struct extc_step_exports exports;	/* what user_init set */
 	int hold_fd;		/* the job level, locked shared while this step runs */
+	int *turn_done;		/* shared with the tasks: the first one's turn is done (step_seed.c) */
 	char why[EXTC_WHY_MAX];
 } step = { .hold_fd = -1 };
 
@@ -60,6 +61,7 @@ static void step_reset(void)
 {
 	if (step.hold_fd >= 0)
 		close(step.hold_fd);
+	extc_step_seed_turn_unmap(step.turn_done);
 	memset(&step, 0, sizeof(step));
 	step.hold_fd = -1;
 	extc_step_containers_reset();
@@ -161,8 +163,10 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 		return (0);
 	}
 	step.created = true;
-	step.leaf_id_known = extc_tree_leaf_ident(&step.cfg, &step.pol, &step.ids, step.choice.mode,
-						  &step.leaf_id, step.why, sizeof(step.why)) == EXTC_LEVEL_FOUND;
+	/* the job level is held open: no second walk down from the root */
+	step.leaf_id_known = extc_tree_leaf_ident_at(step.hold_fd, step.cfg.base, step.choice.mode,
+						     step.ids.stepid, &step.leaf_id, step.why,
+						     sizeof(step.why)) == EXTC_LEVEL_FOUND;
 	extc_verbose("created %s (mode %s from %s) in %.3f ms", step.leaf_path,
 		     extc_mode_name(step.choice.mode), step.choice.source,
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
@@ -183,7 +187,7 @@ static struct extc_step_leaf leaf_view(void)
 	return ((struct extc_step_leaf){
 		.cfg = &step.cfg, .ids = &step.ids, .mode = step.choice.mode,
 		.pol = &step.pol, .path = step.leaf_path, .warm_path = step.warm_path,
-		.exported = step.exports.vars,
+		.exported = step.exports.vars, .turn_done = step.turn_done,
 	});
 }
 
@@ -207,6 +211,7 @@ int extc_step_user_init(spank_t sp, int ac, char **av)
 	extc_step_export_vars(sp, &step.cfg, &step.choice, step.ids.uid, prefix, step.leaf_path,
 			      &step.exports);
 	extc_step_containers_export(sp, &leaf, prefix);
+	step.turn_done = extc_step_seed_turn_map();
 	return (0);
 }
 

@@ -27,6 +27,7 @@ struct extc_step_leaf {
 	const char *path;	/* the leaf */
 	const char *warm_path;	/* what seeds fill and publishes take: the leaf, or its container/ */
 	const bool *exported;	/* which of cfg->vars user_init set */
+	int *turn_done;		/* shared by the step's tasks: the first one's turn is done; NULL: use the mark file */
 };
 
 /* Forget the previous step's node name. */

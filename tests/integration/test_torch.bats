@@ -351,10 +351,10 @@ compiling_on() {
     note "  (the lab's 3 nodes share this machine's $(nproc) cores, so 3 private builds at once take longer here than on 3 real nodes)"
     assert_equal "rc $RC, $(nresults) ranks loaded the op" "rc 0, 3 ranks loaded the op"
     assert_equal "$(private_layout)" ""
-    # each new leaf held only torch_kernels, the part for containers and the first task's mark
-    # at task start; torch made torch_extensions itself
+    # each new leaf held only torch_kernels and the part for containers at task start; torch
+    # made torch_extensions itself
     assert_equal "$(awk "$KV"' { kv(); print F["node"], F["leaf0"], F["tedir0"] }' <<<"$RES" | sort)" \
-        "$(printf 'n%s .ext-cache-seeded.0,container,torch_kernels no\n' 1 2 3)"
+        "$(printf 'n%s container,torch_kernels no\n' 1 2 3)"
     assert_equal "$(rfield dirid | sort -u | wc -l) directories" "3 directories"
     assert_equal "$(per_node)" "$(printf 'n%s 1 1 0 0 1 1 1\n' 1 2 3)"
     assert_equal "cross-node waits: $(cross_waits)" "cross-node waits: 0"

@@ -674,11 +674,12 @@ static void test_seed_and_publish_lifecycle(void **state)
 	/* user_init no longer seeds: nothing of the user's waits in a slurmstepd hook */
 	snprintf(path, sizeof(path), "%s/%d/77/0/torch_extensions/ext/ext.so", base, JOB_UID);
 	assert_false(exists("%s", path));
-	/* the first task seeds, as the user; the second finds the mark and waits for nothing */
+	/* the first task seeds, as the user; the second finds its turn done and waits for nothing */
 	assert_int_equal(run_task_init(1, av), 0);
 	assert_true(exists("%s", path));
 	assert_true(fake_log_has("verbose", "seeded "));
-	assert_true(exists("%s/%d/77/0/.ext-cache-seeded.0", base, JOB_UID));
+	/* marked in the page the tasks share, not with a file in the leaf */
+	assert_false(exists("%s/%d/77/0/.ext-cache-seeded.0", base, JOB_UID));
 	assert_int_equal(run_task_init(1, av), 0);
 	assert_true(exists("%s", path));
 	{
