@@ -160,6 +160,10 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
     fi
     assert_equal "$has" 1
     ind=(SLURM_EXT_CACHE_KEY="inductor-$ver" TORCHINDUCTOR_AUTOGRAD_CACHE=1)
+    # how many steps have moved builds into the pool on node $1, from its log
+    moves() { grep -c 'ext-cache: job [0-9]* step [0-9]*: node pool: moved [1-9]' "$(lab_log "$1")" || true; }
+    local n before=()
+    for n in 1 2 3; do before[n]=$(moves "n$n"); done
     for job in 1 2; do
         lab_user mkdir -p "$W/bar-pool$job"
         rc=0
@@ -170,6 +174,12 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
         got=$(awk "$KV"' { kv(); print F["node"], F["ok"], (F["fx_hit"] > 0 ? "hit" : "-"), (F["fx_miss"] > 0 ? "miss" : "-") }' <<<"$res" | sort)
         if [ "$job" = 1 ]; then
             assert_equal "$got" "$(printf 'n%s 1 - miss\n' 1 2 3)"
+            # the step's end moves the entries in after the step, in its
+            # detached work: job 2 starts once every node has done so
+            for n in 1 2 3; do
+                itest_poll 120 eval '[ "$(moves "n$n")" -gt "${before[n]}" ]' ||
+                    fail "n$n: job 1's builds never went into the pool; n$n logged:"$'\n'"$(grep 'node pool' "$(lab_log "n$n")")"
+            done
         else
             assert_equal "$got" "$(printf 'n%s 1 hit -\n' 1 2 3)"
         fi
