@@ -162,8 +162,10 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
     ind=(SLURM_EXT_CACHE_KEY="inductor-$ver" TORCHINDUCTOR_AUTOGRAD_CACHE=1)
     # how many steps have moved builds into the pool on node $1, from its log
     moves() { grep -c 'ext-cache: job [0-9]* step [0-9]*: node pool: moved [1-9]' "$(lab_log "$1")" || true; }
-    local n before=()
-    for n in 1 2 3; do before[n]=$(moves "n$n"); done
+    # node $1 has logged more moves than $2
+    moved_since() { [ "$(moves "$1")" -gt "$2" ]; }
+    local n moved_before=()
+    for n in 1 2 3; do moved_before[n]=$(moves "n$n"); done
     for job in 1 2; do
         lab_user mkdir -p "$W/bar-pool$job"
         rc=0
@@ -177,7 +179,7 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
             # the step's end moves the entries in after the step, in its
             # detached work: job 2 starts once every node has done so
             for n in 1 2 3; do
-                itest_poll 120 eval '[ "$(moves "n$n")" -gt "${before[n]}" ]' ||
+                itest_poll 120 moved_since "n$n" "${moved_before[n]}" ||
                     fail "n$n: job 1's builds never went into the pool; n$n logged:"$'\n'"$(grep 'node pool' "$(lab_log "n$n")")"
             done
         else
