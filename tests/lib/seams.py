@@ -340,39 +340,47 @@ def describe(graph, comp, why):
     return "\n".join(edges)
 
 
-def check_includes(t):
-    graph, why = {}, {}
-    for f in t.files:
-        a = module_of(f)
-        graph.setdefault(a, set())
-        for kind, name, line in includes(t.text[f]):
-            target = t.resolve(f, name) if kind == '"' else None
-            if target and module_of(target) != a:
-                b = module_of(target)
-                graph[a].add(b)
-                why.setdefault((a, b), f"{f}:{line}")
-    return [f"include cycle among {', '.join(c)}:\n{describe(graph, c, why)}"
+def cycle_findings(kind, files, edges):
+    """Build the graph between the modules of files from (file, file it
+    depends on, reason) edges, and name each cycle in it with the reasons
+    of its edges."""
+    graph = {module_of(f): set() for f in files}
+    why = {}
+    for f, target, reason in edges:
+        a, b = module_of(f), module_of(target)
+        if a != b:
+            graph[a].add(b)
+            why.setdefault((a, b), reason)
+    return [f"{kind} cycle among {', '.join(c)}:\n{describe(graph, c, why)}"
             for c in cycles(graph)]
 
 
-def check_calls(t):
-    graph, why = {}, {}
+def include_edges(t):
     for f in t.files:
-        a = module_of(f)
-        graph.setdefault(a, set())
+        for kind, name, line in includes(t.text[f]):
+            target = t.resolve(f, name) if kind == '"' else None
+            if target:
+                yield f, target, f"{f}:{line}"
+
+
+def call_edges(t):
+    for f in t.files:
         for kind, head, body, _ in t.items[f]:
             if kind != "def":
                 continue
             caller = declared_name(head)
             for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", body):
-                callee = m.group(1)
-                where = t.defined_in.get(callee)
-                if where and module_of(where) != a:
-                    b = module_of(where)
-                    graph[a].add(b)
-                    why.setdefault((a, b), f"{caller}() calls {callee}()")
-    return [f"call cycle among {', '.join(c)}:\n{describe(graph, c, why)}"
-            for c in cycles(graph)]
+                where = t.defined_in.get(m.group(1))
+                if where:
+                    yield f, where, f"{caller}() calls {m.group(1)}()"
+
+
+def check_includes(t):
+    return cycle_findings("include", t.files, include_edges(t))
+
+
+def check_calls(t):
+    return cycle_findings("call", t.files, call_edges(t))
 
 
 CHECKS = {"layers": check_layers, "slurm": check_slurm, "headers": check_headers,
