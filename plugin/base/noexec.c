@@ -10,17 +10,23 @@
 /* the directory as the message shows it: the leaf is far shorter than this */
 #define LEAF_SHOWN_MAX 400
 
-enum extc_exec_probe extc_exec_probe_path(const char *path)
+enum extc_exec_probe extc_exec_probe_fd(int fd)
 {
 	struct statvfs sv;
-	enum extc_exec_probe probe = EXTC_EXEC_UNKNOWN;
+
+	if (fd < 0 || fstatvfs(fd, &sv) < 0)
+		return (EXTC_EXEC_UNKNOWN);
+	return ((sv.f_flag & ST_NOEXEC) ? EXTC_EXEC_NOEXEC : EXTC_EXEC_ALLOWED);
+}
+
+enum extc_exec_probe extc_exec_probe_path(const char *path)
+{
+	enum extc_exec_probe probe;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (fd < 0)
-		return (EXTC_EXEC_UNKNOWN);
-	if (fstatvfs(fd, &sv) == 0)
-		probe = (sv.f_flag & ST_NOEXEC) ? EXTC_EXEC_NOEXEC : EXTC_EXEC_ALLOWED;
-	close(fd);
+	probe = extc_exec_probe_fd(fd);
+	if (fd >= 0)
+		close(fd);
 	return (probe);
 }
 

@@ -15,6 +15,9 @@ enum extc_exec_probe {
 	EXTC_EXEC_UNKNOWN,	/* not a directory this process can open, or fstatvfs failed */
 };
 
+/* The flags of the mount under the open directory 'fd' (fstatvfs); UNKNOWN for a bad fd. */
+enum extc_exec_probe extc_exec_probe_fd(int fd);
+
 /*
  * Open 'path' (a directory, its last component never followed) and read
  * its mount's flags with fstatvfs(): what this process sees, so in a

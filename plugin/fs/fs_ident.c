@@ -67,6 +67,16 @@ int extc_ident_fd(int fd, struct extc_ident *id)
 	return (0);
 }
 
+int extc_ident_mount_ns(struct extc_ident *id)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/mnt", &st) < 0)
+		return (-1);
+	*id = (struct extc_ident){ .dev = st.st_dev, .ino = st.st_ino };
+	return (0);
+}
+
 int extc_ident_at(int dirfd, const char *name, struct extc_ident *id)
 {
 	const int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC;

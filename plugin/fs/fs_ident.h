@@ -63,6 +63,13 @@ enum extc_open_result extc_open_below(int parentfd, const struct extc_ident *par
  */
 bool extc_ident_same_mount(const struct extc_ident *a, const struct extc_ident *b);
 
+/*
+ * The identity (dev, ino) of this process's mount namespace, from
+ * /proc/self/ns/mnt. Two processes with the same one resolve every path
+ * alike; -1 when /proc cannot tell.
+ */
+int extc_ident_mount_ns(struct extc_ident *id);
+
 /* Is the filesystem under 'fd' a network or cluster filesystem (NFS, Lustre, GPFS, ...)? */
 int extc_fs_is_network(int fd, bool *network, const char **type_name);
 

@@ -24,6 +24,9 @@ void extc_step_seed_once(spank_t sp, const struct extc_step_leaf *leaf, bool tel
 	size_t before = extc_warm_step_notices();
 	int fd;
 
+	/* the turn is over (its work done before it was marked): nothing to wait for */
+	if (leaf->turn_done != NULL && __atomic_load_n(leaf->turn_done, __ATOMIC_ACQUIRE) != 0)
+		return;
 	if (extc_fmt(mark, sizeof(mark), "%s%u", EXTC_SEEDED_MARK_PREFIX, leaf->ids->stepid) < 0)
 		return;
 	fd = open(leaf->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -40,7 +43,7 @@ void extc_step_seed_once(spank_t sp, const struct extc_step_leaf *leaf, bool tel
 		}
 		extc_step_container_envfile(sp, fd, leaf);
 		if (leaf->turn_done != NULL) {
-			*leaf->turn_done = 1;
+			__atomic_store_n(leaf->turn_done, 1, __ATOMIC_RELEASE);
 		} else {
 			int markfd = openat(fd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 					    O_CLOEXEC, 0600);

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/config.h"
+#include "fs/fs_ident.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
 #include "fsfixture.h"
@@ -1505,6 +1507,36 @@ static void test_create_races_epilogs_of_other_jobs(void **state)
 	assert_no_fd_leak(fx);
 }
 
+/*
+ * A task that Slurm left in slurmstepd's mount namespace skips the walk to
+ * its leaf; one in a namespace of its own (job_container/tmpfs) must not.
+ */
+static void test_mount_namespace_identity(void **state)
+{
+	struct extc_ident here, again;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(extc_ident_mount_ns(&here), 0);
+	assert_int_equal(extc_ident_mount_ns(&again), 0);
+	assert_true(here.dev == again.dev && here.ino == again.ino);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct extc_ident child;
+
+		if (extc_ident_mount_ns(&child) != 0 || child.ino != here.ino)
+			_exit(1);	/* a forked child shares its parent's */
+		if (unshare(CLONE_NEWNS) != 0 || extc_ident_mount_ns(&child) != 0)
+			_exit(2);
+		_exit(child.dev == here.dev && child.ino == here.ino ? 3 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 #define FS_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1554,6 +1586,7 @@ int main(void)
 		FS_TEST(test_sweep_counts_only_what_it_removed),
 		FS_TEST(test_concurrent_job_mode_creates),
 		FS_TEST(test_create_races_epilogs_of_other_jobs),
+		FS_TEST(test_mount_namespace_identity),
 	};
 
 	return (TESTMAIN_ROOT_ONLY("fs_tree", "foreign owners, tmpfs mounts", tests, NULL));

@@ -191,6 +191,12 @@ static void test_probe(void **state)
 	assert_int_equal(statvfs(dir, &sv), 0);
 	assert_int_equal(extc_exec_probe_path(dir),
 			 (sv.f_flag & ST_NOEXEC) ? EXTC_EXEC_NOEXEC : EXTC_EXEC_ALLOWED);
+	/* slurmstepd asks through the descriptor of the job level it holds */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(extc_exec_probe_fd(fd), extc_exec_probe_path(dir));
+	close(fd);
+	assert_int_equal(extc_exec_probe_fd(-1), EXTC_EXEC_UNKNOWN);
 	snprintf(file, sizeof(file), "%s/f", dir);
 	snprintf(link, sizeof(link), "%s/l", dir);
 	fd = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
