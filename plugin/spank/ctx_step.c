@@ -15,7 +15,6 @@
 #include "base/mode.h"
 #include "base/noexec.h"
 #include "base/text.h"
-#include "fs/fs_ident.h"
 #include "fs/fs_tree.h"
 #include "spank/ctx_step.h"
 #include "spank/log.h"
@@ -27,6 +26,7 @@
 #include "spank/step_image.h"
 #include "spank/step_info.h"
 #include "spank/step_seed.h"
+#include "spank/step_view.h"
 #include "spank/warm_step.h"
 
 /* The step's detached end, as ps shows it (and the tests look for it). */
@@ -52,10 +52,6 @@ static struct {
 	char warm_path[PATH_MAX];	/* what seeds fill and publishes take: the leaf, or its container/ */
 	struct extc_ident leaf_id;	/* the leaf as slurmstepd made it */
 	bool leaf_id_known;
-	struct extc_ident mount_ns;	/* slurmstepd's mount namespace when it made the leaf */
-	bool mount_ns_known;
-	enum extc_exec_probe exec_probe;	/* the leaf's mount, as slurmstepd sees it */
-	bool task_sees_leaf;	/* in a task: its mount namespace is slurmstepd's */
 	struct extc_step_exports exports;	/* what user_init set */
 	int hold_fd;		/* the job level, locked shared while this step runs */
 	int *turn_done;		/* shared with the tasks: the first one's turn is done (step_seed.c) */
@@ -72,6 +68,7 @@ static void step_reset(void)
 	extc_step_containers_reset();
 	extc_pool_step_reset();	/* the pool's hold goes with the step's */
 	extc_step_info_reset();
+	extc_step_view_reset();
 }
 
 int extc_step_init(spank_t sp, int ac, char **av)
@@ -172,13 +169,7 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 	step.leaf_id_known = extc_tree_leaf_ident_at(step.hold_fd, step.cfg.base, step.choice.mode,
 						     step.ids.stepid, &step.leaf_id, step.why,
 						     sizeof(step.why)) == EXTC_LEVEL_FOUND;
-	/*
-	 * Tasks in this mount namespace see this leaf: they need not look for it
-	 * again, and its mount's flags are those of the job level (make_leaf
-	 * refuses a leaf that is a mount), read here from root's own descriptor.
-	 */
-	step.mount_ns_known = extc_ident_mount_ns(&step.mount_ns) == 0;
-	step.exec_probe = extc_exec_probe_fd(step.hold_fd);
+	extc_step_view_record(step.hold_fd);	/* for the tasks that will see this leaf */
 	extc_verbose("created %s (mode %s from %s) in %.3f ms", step.leaf_path,
 		     extc_mode_name(step.choice.mode), step.choice.source,
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
@@ -237,21 +228,14 @@ static void unexport_vars(spank_t sp)
 /*
  * A tool that loads what it builds (torch extensions, Triton, Inductor)
  * fails on a noexec mount with a message that names neither the mount nor
- * this plugin. Asked where the task sees the directory: a per-job /tmp
- * (namespace/linux, job_container/tmpfs) can be noexec for one job only.
- * A task in slurmstepd's own mount namespace takes what slurmstepd read
- * from the job level it holds; any other task asks for itself (an open and
- * an fstatvfs), in task_init as the user, as what it decides must hold in
- * its own process.
+ * this plugin. Asked where the task sees the directory (step_view.h).
  */
 static void refuse_noexec(spank_t sp)
 {
 	enum extc_noexec_action action;
 
 	/* 'why' is written only for a step that fails or warns */
-	action = extc_noexec_decide(step.task_sees_leaf ? step.exec_probe
-							: extc_exec_probe_path(step.leaf_path),
-				    step.leaf_path, &step.cfg,
+	action = extc_noexec_decide(extc_step_view_exec_probe(step.leaf_path), step.leaf_path, &step.cfg,
 				    step.exports.vars, step.choice.user_asked, step.why,
 				    sizeof(step.why));
 	if (action == EXTC_NOEXEC_FINE)
@@ -273,7 +257,7 @@ static void refuse_noexec(spank_t sp)
 int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
 {
 	struct extc_fs_policy pol = step.pol;
-	struct extc_ident seen, ns;
+	struct extc_ident seen;
 	char path[PATH_MAX], why[EXTC_WHY_MAX];
 	int hold = -1;
 	enum extc_level_result found;
@@ -282,10 +266,7 @@ int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
 	(void)av;
 	if (!step.created)
 		return (0);
-	/* the same namespace resolves the same paths: no walk down from the root per task */
-	step.task_sees_leaf = step.mount_ns_known && extc_ident_mount_ns(&ns) == 0 &&
-			      ns.dev == step.mount_ns.dev && ns.ino == step.mount_ns.ino;
-	if (step.task_sees_leaf)
+	if (extc_step_view_task_shares())	/* no walk down from the root per task */
 		return (0);
 	found = extc_tree_leaf_ident(&step.cfg, &step.pol, &step.ids, step.choice.mode, &seen, why,
 				     sizeof(why));
