@@ -84,6 +84,9 @@ compiles() { if [ -f "$W/log/$1" ]; then grep -c . "$W/log/$1"; else echo 0; fi;
 # (its exit status is not the test's: the output says what happened)
 srun_user() { out=$(LAB_PASS_ENV=$PASS lab_user timeout -k 10 120 srun "$@" 2>&1) || true; }
 slurmd_lines() { grep -ah "ext-cache: job $1 " "$LAB"/log/slurmd-n*.log; }
+# every_node_published JOB DIR: each node has logged its publish of JOB to DIR. The
+# publish runs in the step's detached end, which lab_wait_idle does not wait for
+every_node_published() { [ "$(slurmd_lines "$1" | grep -c "published to $2:")" -ge "$(lab_nodes | wc -w)" ]; }
 # contains TEXT SUBSTRING
 contains() { [[ $1 == *"$2"* ]] || fail "no '$2' in:"$'\n'"$1"; }
 
@@ -98,6 +101,7 @@ contains() { [[ $1 == *"$2"* ]] || fail "no '$2' in:"$'\n'"$1"; }
     # the wrapper logged the compiles (so an empty log later means none ran)
     [ "$(compiles job1.log)" -ge 6 ] || fail "only $(compiles job1.log) compiler runs logged"
     lab_wait_idle 30 >/dev/null
+    itest_poll 120 every_node_published "$j1" "$PUB" || echo "# not every node logged its publish in 120 s" >&3
     assert_equal "$(ls -A "$PUB/torch_extensions" 2>&1)" "extc_w"
     [ -s "$PUB/torch_extensions/extc_w/extc_w.so" ] || fail "the entry has no .so: $(ls -la "$PUB/torch_extensions/extc_w" 2>&1)"
     # no lock, no stage, no temporary manifest anywhere in DIR; all the user's
@@ -152,6 +156,7 @@ RACE
         srun_user -N3 --ntasks-per-node=1 --ext-cache=local --ext-cache-publish="$rdir" "$LAB/work/race.sh" "$rdir.bar"
         jr=$(grep '^SHA ' <<<"$out" | head -n1 | awk '{print $4}')
         lab_wait_idle 60 >/dev/null
+        itest_poll 120 every_node_published "$jr" "$rdir" || true # the assertions below tell
         assert_equal "round $round: $(grep -c '^SHA ' <<<"$out") nodes ran" "round $round: 3 nodes ran"
         assert_equal "$(ls -A "$rdir/triton" 2>&1)" "big"
         # the entry is one node's whole file; no stage left in DIR
