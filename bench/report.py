@@ -387,6 +387,12 @@ def launch_report(summary):
             summary.append((row, "diagnostic, step launch: %s / not loaded (disk)" % what,
                             "%.3f (95%% CI %s), %+.1f ms" % (median(paired("disk", v)), fmt_ci(paired("disk", v)),
                                                           median(diff("disk", v))), "reported", "-"))
+    if paired("ext4", "local"):
+        summary.append(("1e", "diagnostic, step launch: `--ext-cache=local` / not loaded, base on a "
+                        "journaled ext4 of each node's own (a loop image)",
+                        "%.3f (95%% CI %s), %+.1f ms" % (median(paired("ext4", "local")),
+                                                      fmt_ci(paired("ext4", "local")),
+                                                      median(diff("ext4", "local"))), "reported", "-"))
     lines = []
     q = lines.append
     q("## 1. Step launch overhead")
@@ -406,12 +412,14 @@ def launch_report(summary):
       "distribution-free 95% interval. slurmd runs with the plugin (for its epilog) and "
       "`SlurmdDebug=verbose` (the plugin logs its own timings). **disk**: the base on each node's "
       "/var/tmp as the lab has it (this machine's root filesystem); **tmpfs**: then each node's /var/tmp "
-      "is a tmpfs inside its mount namespace, same cluster, same binaries. Each variant runs twice "
-      "first, as a warm-up.")
+      "is a tmpfs inside its mount namespace, same cluster, same binaries; **ext4**: then a journaled "
+      "ext4 of each node's own (a 512 MiB loop image made by `mkfs.ext4` with its defaults, mounted "
+      "over that tmpfs), a disk filesystem as nodes usually have one, where this machine's root ext4 "
+      "has no journal. Each variant runs twice first, as a warm-up.")
     q("")
     q("| base | variant | runs | median ms | min ms | max ms | ratio to none (median of per-round ratios) | 95% CI | added ms (median of per-round differences) |")
     q("|---|---|---|---|---|---|---|---|---|")
-    for fs in ("disk", "tmpfs"):
+    for fs in ("disk", "tmpfs", "ext4"):
         for v in LAUNCH_VARIANTS:
             xs = launch.get((fs, v))
             if not xs:
@@ -432,6 +440,8 @@ def launch_report(summary):
             for line in fh:
                 if line.startswith("==== bench: tmpfs"):
                     fs = "tmpfs"
+                if line.startswith("==== bench: ext4"):
+                    fs = "ext4"
                 m = re.search(r"ext-cache: job (\d+) step 0: created \S+ .* in ([0-9.]+) ms", line)
                 if m:
                     created[m.group(1)] = float(m.group(2))
@@ -447,7 +457,7 @@ def launch_report(summary):
         q("")
         q("| base | variant | steps x nodes | make directories: median ms | max | remove at step end: median ms | max |")
         q("|---|---|---|---|---|---|---|")
-        for fs in ("disk", "tmpfs"):
+        for fs in ("disk", "tmpfs", "ext4"):
             for v in ("local1", "local"):
                 xs = own.get((fs, v))
                 if xs:
@@ -639,7 +649,7 @@ p("")
 p("| | |")
 p("|---|---|")
 for k in ("kernel", "os", "cpu", "cores", "memory", "slurm", "rm", "compiler", "python", "commit",
-          "work fs", "disk fs", "load before", "load after", "params"):
+          "work fs", "disk fs", "ext4 fs", "load before", "load after", "params"):
     if k in machine:
         p("| %s | %s |" % (k, machine[k].replace("|", "\\|")))
 p("")

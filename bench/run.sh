@@ -8,7 +8,8 @@
 # Builds the plugin and bench/rm_bench, then runs:
 #   1. step launch overhead on the lab's 3-node Slurm: `srun -N3 -n6 true`
 #      with the plugin loaded and --ext-cache=local vs not loaded, at least 81
-#      interleaved pairs, the base on the nodes' disk and on tmpfs; as
+#      interleaved pairs, the base on the nodes' disk and on tmpfs (and, as a
+#      diagnostic, on a journaled ext4 loop image of each node's own); as
 #      diagnostics default=off, local with one cache variable, and a stand-in
 #      plugin with an option (bench/launch_stub.c), alone and setting as many
 #      variables as local does. `--only launch` runs this section alone (a few
@@ -33,7 +34,8 @@
 # suite (tests/run-all.sh). About 25 minutes; --quick: a smoke run of a few minutes.
 #
 # Knobs: EXTC_BENCH_WORK scratch and raw data (default /var/lib/ext-cache-bench);
-# EXTC_BENCH_BUILD the configured build directory (default the source tree);
+# EXTC_BENCH_BUILD the configured build directory, built there (default the source
+# tree, configured in place if it has no Makefile); EXTC_BENCH_BUILT=1 builds nothing;
 # EXTC_LAB, EXTC_LAB_CTLD_PORT, EXTC_LAB_SLURMD_PORT the lab cluster (default
 # $EXTC_BENCH_WORK/ext-cache-lab on ports 17817-17820, apart from the tests');
 # BENCH_LAUNCH_PAIRS (81), BENCH_RM_RUNS (11), BENCH_RM_DISK_SHAPES ("torch"),
@@ -93,17 +95,19 @@ now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
 section_time() { echo "$1 $((($(now_us) - $2) / 1000000))" >>"$DATA/durations.txt"; }
 
 # ---- build ----------------------------------------------------------------------
+build=${EXTC_BENCH_BUILD:-$top}
 if [ "${EXTC_BENCH_BUILT:-0}" != 1 ]; then
     say "build"
     (
-        cd "$top" || exit 1
+        # a build directory given is built there: never configure the source tree beside it
+        cd "$build" || exit 1
         if [ ! -f Makefile ]; then
+            [ "$build" = "$top" ] || { echo "bench: $build has no Makefile (configure it first)"; exit 1; }
             autoreconf -fi && ./configure || exit 1
         fi
         make ext_cache.la bench/rm_bench bench/warm_bench
     ) >"$DATA/build.log" 2>&1 || { tail -30 "$DATA/build.log"; echo "bench: build failed" >&2; exit 1; }
 fi
-build=${EXTC_BENCH_BUILD:-$top}
 SO=$build/.libs/ext_cache.so
 RMB=$build/bench/rm_bench
 STUB=$WORK/launch_stub.so
@@ -155,7 +159,7 @@ cluster() {
 # ==================================================================================
 # 1. Step launch overhead
 # ==================================================================================
-say "1. launch overhead: srun -N3 -n6 true, $LAUNCH_PAIRS rounds of 6 variants (disk), of 3 (tmpfs)"
+say "1. launch overhead: srun -N3 -n6 true, $LAUNCH_PAIRS rounds of 6 variants (disk), of 3 (tmpfs, ext4)"
 T=$(now_us)
 cluster verbose # the plugin logs how long it took to make and remove each step's directory
 n=$(lab_user srun -Q -N3 -n6 --ext-cache=local printenv SLURM_EXT_CACHE_DIR 2>&1 | grep -c '^/var/tmp/ext-cache/')
@@ -244,6 +248,25 @@ for n in $(lab_nodes); do
     fi
 done
 launch_rounds tmpfs "$LAUNCH_PAIRS" none local stub-env
+# and on a journaled ext4 of each node's own (a loop image, mounted over the tmpfs):
+# a disk filesystem as nodes usually have it, where this machine's root ext4 has no
+# journal, and so makes every new inode pass over those freed in the last minutes
+say "1c. launch overhead with the base on a journaled ext4, $LAUNCH_PAIRS rounds of 3 variants"
+quiet
+for n in $(lab_nodes); do echo "==== bench: ext4 ====" >>"$(lab_log "$n")"; done
+for n in $(lab_nodes); do
+    img=$WORK/launch-ext4-$n.img
+    rm -f "$img"
+    if ! { truncate -s 512M "$img" && mkfs.ext4 -q -F -E nodiscard "$img" &&
+           lab_node "$n" mount -o loop "$img" /var/tmp && lab_node "$n" chmod 1777 /var/tmp &&
+           lab_node "$n" mkdir -m 0711 /var/tmp/ext-cache; }; then
+        echo "bench: ext4 on $n" >&2
+        exit 1
+    fi
+    rm -f "$img" # the mount keeps it until the node's namespace goes
+done
+echo "ext4 fs: $(lab_node n1 findmnt -n -o FSTYPE,OPTIONS --target /var/tmp | head -1)" >>"$DATA/machine.txt"
+launch_rounds ext4 "$LAUNCH_PAIRS" none local stub-env
 quiet
 for n in $(lab_nodes); do cp "$(lab_log "$n")" "$DATA/launch-slurmd-$n.log"; done
 section_time launch "$T"
