@@ -265,7 +265,8 @@ for n in $(lab_nodes); do
     fi
     rm -f "$img" # the mount keeps it until the node's namespace goes
 done
-echo "ext4 fs: $(lab_node n1 findmnt -n -o FSTYPE,OPTIONS --target /var/tmp | head -1)" >>"$DATA/machine.txt"
+# the last of the mounts stacked on /var/tmp (the lab's own, the tmpfs, this) is the one seen
+echo "ext4 fs: $(lab_node n1 findmnt -n -o SOURCE,FSTYPE,OPTIONS --mountpoint /var/tmp | tail -1)" >>"$DATA/machine.txt"
 launch_rounds ext4 "$LAUNCH_PAIRS" none local stub-env
 quiet
 for n in $(lab_nodes); do cp "$(lab_log "$n")" "$DATA/launch-slurmd-$n.log"; done
