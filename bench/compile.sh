@@ -43,7 +43,7 @@ compile_measure() {
     trap 'lab_stop >/dev/null 2>&1' EXIT
     # shellcheck source=torchlab.sh
     . "$top/bench/torchlab.sh"
-    lab_setup >/dev/null && lab_install_plugin "$top/.libs/ext_cache.so" || return 1
+    lab_setup >/dev/null && lab_install_plugin "${build:-$top}/.libs/ext_cache.so" || return 1
     bench_torch_lab compile "$top" || return 1
     home=$(getent passwd "$LAB_USER" | cut -d: -f6)
     pub=$home/.extc-bench-compile

@@ -66,9 +66,9 @@ mkdir -p "$WORK/warm-tmpfs" "$WORK/warm-disk"
 # shellcheck disable=SC2016
 unshare -m --propagation private -- sh -c \
     'mount -t tmpfs -o size=1g,mode=0700 ext-cache-bench "$1" && exec "$2" -r "$3" "$1"' \
-    _ "$WORK/warm-tmpfs" "$top/bench/warm_bench" "$WARM_COPY_RUNS" | sed 's/^/tmpfs /' >>"$DATA/warm-copy.txt" ||
+    _ "$WORK/warm-tmpfs" "${build:-$top}/bench/warm_bench" "$WARM_COPY_RUNS" | sed 's/^/tmpfs /' >>"$DATA/warm-copy.txt" ||
     { echo "bench: warm_bench on tmpfs failed" >&2; exit 1; }
-"$top/bench/warm_bench" -r "$WARM_COPY_RUNS" "$WORK/warm-disk" | sed 's/^/disk /' >>"$DATA/warm-copy.txt" ||
+"${build:-$top}/bench/warm_bench" -r "$WARM_COPY_RUNS" "$WORK/warm-disk" | sed 's/^/disk /' >>"$DATA/warm-copy.txt" ||
     { echo "bench: warm_bench on disk failed" >&2; exit 1; }
 rm -rf --one-file-system "${WORK:?}/warm-disk"
 section_time warm "$T"
