@@ -14,9 +14,17 @@
  * /proc/self/cgroup, then, with escape=1, the result and the cgroups it
  * moved to), and DIR/JOB.STEP.NODE.end with its cgroups when its sleep is
  * over, so a test can tell "killed" (no .end) from "lived on".
+ *
+ * As the plugin's hook does (extc_detach's wait_ms), the hook returns only
+ * once the process has written its start file and, with escape=1, left the
+ * job's cgroups (at most 10 s): slurmstepd removes the job's cgroups soon
+ * after the hook, once, and a process still in one then keeps it there for
+ * good (on 22.05, cgroup/v1, an escape 6 s after the hook came too late).
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,8 +75,9 @@ static void copy_cgroups(FILE *to)
 	fclose(f);
 }
 
-/* in the detached grandchild: report, maybe escape, live, report again */
-static void run(const struct args *a, const char *name)
+/* in the detached grandchild: report, maybe escape, tell the hook (close
+ * 'reported'), live, report again */
+static void run(const struct args *a, const char *name, int reported)
 {
 	char path[PATH_MAX], why[512];
 	FILE *f;
@@ -87,6 +96,7 @@ static void run(const struct args *a, const char *name)
 		copy_cgroups(f);
 	}
 	fclose(f);
+	close(reported);
 	sleep(a->sleep_s);
 	snprintf(path, sizeof(path), "%s/%s.end", a->out, name);
 	f = fopen(path, "we");
@@ -103,7 +113,9 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	char name[256], node[128] = "";
 	uint32_t job = 0, step = 0;
 	pid_t pid;
-	int fd;
+	int fd, reported[2];
+	struct pollfd wait_report;
+	char byte;
 
 	if (spank_context() != S_CTX_REMOTE)
 		return (0);
@@ -114,8 +126,11 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) != ESPANK_SUCCESS)
 		snprintf(node, sizeof(node), "%s", "node");
 	snprintf(name, sizeof(name), "%u.%u.%s", job, step, node);
+	if (pipe2(reported, O_CLOEXEC) < 0)
+		return (0);
 	pid = fork();
 	if (pid == 0) {
+		close(reported[0]);
 		setsid();
 		if (fork() != 0)
 			_exit(0);
@@ -126,9 +141,16 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		run(&a, name);
+		run(&a, name, reported[1]);
 	}
-	if (pid > 0)
+	close(reported[1]);
+	if (pid > 0) {
 		waitpid(pid, NULL, 0);
+		/* EOF once the grandchild has reported (or died) */
+		wait_report = (struct pollfd){ .fd = reported[0], .events = POLLIN };
+		if (poll(&wait_report, 1, 10000) > 0)
+			(void)!read(reported[0], &byte, 1);
+	}
+	close(reported[0]);
 	return (0);
 }
