@@ -316,18 +316,6 @@ static void grandchild(void (*fn)(void *arg), void *arg, const struct extc_detac
 	reset_signals();
 	if (o->name != NULL)
 		prctl(PR_SET_NAME, o->name, 0, 0, 0);
-	/*
-	 * Forked from a process in the job's cgroups, the work would be
-	 * charged to the job, and ended with it where the site's cgroup
-	 * plugins kill what is left of a job: it moves out first.
-	 */
-	if (o->leave_job_cgroups) {
-		enum extc_cgroup_result left = extc_cgroup_escape(cgroup_problem,
-								  sizeof(cgroup_problem));
-
-		if (left != EXTC_CGROUP_PARTIAL && left != EXTC_CGROUP_FAILED)
-			cgroup_problem[0] = '\0';
-	}
 	close_inherited_fds();
 	lower_priority();
 	fn(arg);
@@ -356,6 +344,22 @@ enum extc_detach_result extc_detach(void (*fn)(void *arg), void *arg,
 
 		close(pipefd[0]);
 		setsid();
+		/*
+		 * Forked from a process in the job's cgroups, the work would be
+		 * charged to the job, and ended with it where the site's cgroup
+		 * plugins kill what is left of a job: it moves out first. Here,
+		 * before the grandchild exists, so that it is born outside and
+		 * the caller's waitpid below returns only once that is so:
+		 * slurmstepd removes the job's cgroups once, soon after its
+		 * hook, and a process still in one would keep it there.
+		 */
+		if (o->leave_job_cgroups) {
+			enum extc_cgroup_result left = extc_cgroup_escape(cgroup_problem,
+									  sizeof(cgroup_problem));
+
+			if (left != EXTC_CGROUP_PARTIAL && left != EXTC_CGROUP_FAILED)
+				cgroup_problem[0] = '\0';
+		}
 		pid = fork();
 		if (pid == 0)
 			grandchild(fn, arg, o, pipefd[1]);

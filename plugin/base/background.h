@@ -22,7 +22,7 @@ struct extc_detach_opts {
 	const int *keep;	/* descriptors kept besides regular files: the locks the work holds */
 	size_t nkeep;
 	unsigned wait_ms;	/* the caller waits this long for extc_background_done() or the end */
-	bool leave_job_cgroups;	/* move out of a Slurm job's cgroups first (cgroup_escape.h) */
+	bool leave_job_cgroups;	/* born outside a Slurm job's cgroups (cgroup_escape.h) */
 };
 
 enum extc_detach_result {
@@ -37,8 +37,10 @@ enum extc_detach_result {
  * SIGPIPE (ignored), no descriptor but regular files (the log) and o->keep
  * left open, and stdio on /dev/null (unless a regular file), so that
  * neither the caller, nor slurmd waiting for an epilog, nor a timeout's
- * kill of the caller's process group waits for or reaches it. Then wait
- * up to o->wait_ms for it to call extc_background_done() or end.
+ * kill of the caller's process group waits for or reaches it. With
+ * o->leave_job_cgroups, it is born outside the job's cgroups: its parent
+ * moves out before forking it, and is waited for. Then wait up to
+ * o->wait_ms for it to call extc_background_done() or end.
  *
  * May be called from slurmstepd, which has threads: the grandchild only
  * uses what survives a fork there (glibc's allocator and stdio reset

@@ -15,7 +15,7 @@
  * moved to), and DIR/JOB.STEP.NODE.end with its cgroups when its sleep is
  * over, so a test can tell "killed" (no .end) from "lived on".
  *
- * As the plugin's hook does (extc_detach's wait_ms), the hook returns only
+ * As the plugin's hook does (extc_detach), the hook returns only
  * once the process has written its start file and, with escape=1, left the
  * job's cgroups (at most 10 s): slurmstepd removes the job's cgroups soon
  * after the hook, once, and a process still in one then keeps it there for
