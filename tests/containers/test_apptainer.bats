@@ -94,7 +94,7 @@ check_in() {
         $4 != $3 "/container/torch_extensions" || $5 != $3 "/container/triton" ||
         $6 != $3 || $7 != "local" || $8 != "yes" || $9 != 1)' <<<"$out")
     [ -z "$bad" ] || fail "apptainer $*, base $base: the container missed the step's cache:"$'\n'"$out"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_gone_everywhere "$base/$ITEST_UID/$jobid"
 }
 

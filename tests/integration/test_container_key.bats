@@ -51,7 +51,7 @@ step() {
     OUT=$(lab_user timeout -k 5 120 srun -w n1 -N1 -n1 --ext-cache=local "$@" \
         sh -c "$PROBE" probe "$where" "$name" 2>&1) || fail "srun $*: $OUT"
     FOUND=$(sed -n 's/^FOUND=//p' <<<"$OUT")
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
 }
 
 keys() { lab_node n1 find "$POOL/$ITEST_UID" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null | sort; }
@@ -96,7 +96,7 @@ pool_said() { grep -a 'ext-cache: .*node pool' "$(lab_log n1)" | tail -n 12; }
     OUT=$(lab_user timeout -k 5 120 srun -w n1 -N1 -n1 --ext-cache=local sh -c \
         'mkdir -p "$SLURM_EXT_CACHE_DIR/container/triton/s1" && echo k >"$SLURM_EXT_CACHE_DIR/container/triton/s1/k.json"' 2>&1) ||
         fail "srun: $OUT"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_poll 120 has_key_with h1 || fail "h1 never reached the pool: $(keys)"$'\n'"$(pool_said)"
     step . h2
     assert_equal "$FOUND" "h1 "
@@ -110,7 +110,7 @@ no_new_key() {
     before=$(keys)
     step container x1 "$@"
     assert_equal "$FOUND" ""
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     assert_equal "$(keys)" "$before"
     [ -z "$(key_with x1)" ] || fail "$*: pooled in $(key_with x1)"
 }

@@ -158,7 +158,7 @@ landed() {
     assert_equal "$(per_node)" "$(for n in n1 n2 n3; do
         echo "$n LEAF/container/torch_extensions LEAF written | rc 0 | $n same-dir none"
     done)"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_gone_everywhere "$BASE/$ITEST_UID/$JOB"
 }
 

@@ -75,7 +75,7 @@ refused() {
     jobid=$(awk '{print $4}' <<<"$out" | head -1 | awk -F/ '{print $(NF-1)}')
     # the path is <base>/<uid>/<jobid>/0
     itest_match "^n[0-9] [0-9] local $ITEST_BASE/$ITEST_UID/$jobid/0 " "$out"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_gone_everywhere "$ITEST_BASE/$ITEST_UID/$jobid"
     # the user's level is gone once empty
     itest_gone_everywhere "$ITEST_BASE/$ITEST_UID"
@@ -126,7 +126,7 @@ JOB
     assert_equal "$(grep -c "^S3 n[0-9] $ITEST_BASE/$ITEST_UID/$job/2 $ITEST_BASE/$ITEST_UID/$job/2/torch_extensions$" <<<"$out")" 3
     # step 0's directory was gone on every node while the job still ran
     assert_equal "$(grep '^STALE0' <<<"$out")" ""
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_gone_everywhere "$ITEST_BASE/$ITEST_UID/$job"
     itest_no_drain
 }
@@ -144,7 +144,7 @@ JOB
     out=$(cat "$LAB/work/$job.out")
     assert_equal "$(grep -c "^J1 n[0-9] job $ITEST_BASE/$ITEST_UID/$job/job$" <<<"$out")" 3
     assert_equal "$(grep -cE "^J2 (n[0-9]) $ITEST_BASE/$ITEST_UID/$job/job built on \\1$" <<<"$out")" 3
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_gone_everywhere "$ITEST_BASE/$ITEST_UID/$job"
     itest_no_drain
 }

@@ -87,7 +87,7 @@ check_emu() {
             itest_match "^$n $dir [0-9]+ $m-$n-[0-9]+ probe\.$n $LAB_USER:700$" "$(tagged "$out" "$m" "$n" HOST)"
         done
     done
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_gone_everywhere "$dir"
     itest_no_drain
 }

@@ -107,7 +107,7 @@ teardown_file() { itest_teardown_file; }
     # the loss fell at least tenfold
     assert_equal "$(awk '{ for (i = 1; i <= NF; i++) if ($i == "->") { a = $(i - 1); b = $(i + 1) + 0 } } END { print (NR == 1 && b < a / 10) ? 1 : 0 }' <<<"$done_line")" 1
     grep -E 'Time to load fused_sgd op|training done' <<<"$out" | sed 's/^/# /' >&3 || true
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_gone_everywhere "$P"
     [ ! -e "$home_ext" ] || fail "something was written under ~/.cache/torch_extensions"
     itest_no_drain

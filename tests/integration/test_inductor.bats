@@ -239,7 +239,7 @@ figures() {
     # when this torch puts something there (2.14's precompiled header)
     assert_equal "default dir not as expected ($want_default): $(ranks_failing 'F["default_exists"] == '"$want_default")" \
         "default dir not as expected ($want_default): "
-    lab_wait_idle 60 >/dev/null
+    lab_wait_settled 120 >/dev/null
     default_dir
     # nothing was added to the user's home (but DIR)
     assert_equal "$(comm -13 "$BATS_FILE_TMPDIR/home0" <(home_list))" ""
@@ -290,7 +290,7 @@ figures() {
         "aot cache not hit: "
     # no rank compiled C++: every .so in the step directory is the seeded one (older than the rank)
     assert_equal "compiled C++: $(ranks_failing 'F["n_so"] >= 1 && F["n_so_new"] == 0')" "compiled C++: "
-    lab_wait_idle 60 >/dev/null
+    lab_wait_settled 120 >/dev/null
     default_dir
     assert_equal "$(comm -13 "$BATS_FILE_TMPDIR/home0" <(home_list))" ""
     itest_gone_everywhere "$ITEST_BASE/$ITEST_UID/${j2:-none}"

@@ -55,7 +55,7 @@ left_on_nodes() {
 # nothing_left: no job tree on any node, once the nodes are idle (the trash
 # is emptied in the background after each epilog)
 nothing_left() {
-    lab_wait_idle 60 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_poll 10 nothing_on_nodes || fail "left:$(left_on_nodes)"
 }
 nothing_on_nodes() { [ -z "$(left_on_nodes)" ]; }

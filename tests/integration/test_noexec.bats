@@ -101,7 +101,7 @@ teardown_file() {
     # n1's /var/tmp allows exec: its task has the cache
     itest_match "^n1 TE=/var/tmp/nx/ext-cache/$ITEST_UID/[0-9]+/0/torch_extensions DIR=" "$out"
     [[ $out != *"on node n1"* ]] || fail "n1 refused too: $out"
-    lab_wait_idle 30 >/dev/null 2>&1
+    lab_wait_settled 120 >/dev/null 2>&1
     lab_node n2 umount /var/tmp/nx || fail "cannot unmount /var/tmp/nx in n2's namespace"
     itest_no_drain
 }

@@ -139,7 +139,7 @@ home_snapshot() { find "$(home_numba)" -printf '%p %s %T@\n' 2>/dev/null | sort;
     assert_equal "$(home_snapshot)" "$before"
     local_job=$(rfield job | head -n1)
     [ -n "$local_job" ] || fail "no job id reported"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_gone_everywhere "$ITEST_BASE/$ITEST_UID/$local_job"
 }
 
@@ -147,13 +147,13 @@ home_snapshot() { find "$(home_numba)" -printf '%p %s %T@\n' 2>/dev/null | sort;
     sed -i 's/return 2.0/return 1.0/' "$NB/helper.py"
     # the home cache holds the code for scale 1 (n2 shares it with every node)
     run_job -N1 -w n2 "$PY" "$NB/numba_job.py" before
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     sed -i 's/return 1.0/return 2.0/' "$NB/helper.py"
     run_job -N1 -w n2 "$PY" "$NB/numba_job.py" stale
     figures "numba without the plugin after helper.scale() changed to 2.0"
     # the OLD code: the value for scale 1, while the helper says 2, from a cache hit
     assert_equal "$(awk "$KV"' { kv(); print F["value"], F["helper_scale"], F["hits"], F["misses"] }' <<<"$RES")" "499500.0 2.0 1 0"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     run_job -N1 -w n2 --ext-cache=local "$PY" "$NB/numba_job.py" fresh
     figures "numba with the plugin after helper.scale() changed to 2.0"
     assert_equal "$(awk "$KV"' { kv(); print F["value"], F["helper_scale"], F["hits"], F["misses"] }' <<<"$RES")" "999000.0 2.0 0 1"

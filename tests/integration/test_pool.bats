@@ -64,7 +64,7 @@ keys_on() { lab_node "$1" find "$POOL/$ITEST_UID" -mindepth 1 -maxdepth 1 -type 
     run_ext extc_p job1.log -- -N3 --ntasks-per-node=1 --ext-cache=local
     [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
     assert_equal "$(ranks)" "$(printf 'n%s built 2 1\n' 1 2 3)"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     for n in $(lab_nodes); do
         key=$(keys_on "$n")
         [ "$(wc -l <<<"$key")" -eq 1 ] && [ -n "$key" ] || fail "$n: not one key in the pool: [$key]"
@@ -117,7 +117,7 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
     run_ext extc_p other.log SLURM_EXT_CACHE_KEY=other -- -N1 -w n1 --ext-cache=local
     [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
     assert_equal "$(ranks)" "n1 built 2 1"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     assert_equal "$(keys_on n1 | wc -l)" 2
 }
 
@@ -126,7 +126,7 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
     run_ext extc_p venv1.log "${venv[@]}" -- -N1 -w n2 --ext-cache=local
     [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
     assert_equal "$(ranks)" "n2 built 2 1"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     run_ext extc_p venv2.log "${venv[@]}" -- -N1 -w n2 --ext-cache=local
     [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
     assert_equal "$(ranks)" "n2 reused 0 1"
@@ -139,13 +139,13 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
     venv=(VIRTUAL_ENV="$LAB/work/venv" PATH="$LAB/work/venv/bin:$LAB_USER_PATH")
     site=$(find "$LAB/work/venv/lib" -maxdepth 2 -name site-packages | head -n1)
     [ -n "$site" ] || fail "the venv has no site-packages"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     before=$(keys_on n3 | wc -l)
     # a package upgrade adds and removes entries in site-packages: its mtime moves
     mkdir -p "$site/extc_upgrade.dist-info" && rmdir "$site/extc_upgrade.dist-info"
     run_ext extc_p upg.log "${venv[@]}" -- -N1 -w n3 --ext-cache=local
     assert_equal "$(ranks)" "n3 built 2 1"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     assert_equal "$(keys_on n3 | wc -l)" "$((before + 1))"
 }
 
@@ -185,7 +185,7 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
         else
             assert_equal "$got" "$(printf 'n%s 1 hit -\n' 1 2 3)"
         fi
-        lab_wait_idle 30 >/dev/null
+        lab_wait_settled 120 >/dev/null
     done
     assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -path '*/torchinductor/locks' -print)" ""
 }
@@ -199,14 +199,14 @@ no_job_note_on() {
     run_ext extc_j jobm1.log SLURM_EXT_CACHE_KEY=jobmode -- -N1 -w n3 --ext-cache=job
     [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
     assert_equal "$(ranks)" "n3 built 2 1"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_poll 30 bash -c "grep -q 'epilog: node pool: moved [1-9]' $(lab_log n3)" ||
         fail "no epilog move logged on n3: $(grep 'node pool' "$(lab_log n3)" | tail -n 5)"
     run_ext extc_j jobm2.log SLURM_EXT_CACHE_KEY=jobmode -- -N1 -w n3 --ext-cache=job
     assert_equal "$(ranks)" "n3 reused 0 1"
     # srun returns before the second job's epilog, which takes its note away:
     # wait for that epilog (bounded), as for the first job's move above
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_poll 30 no_job_note_on n3 || true
     assert_equal "$(lab_node n3 find "$POOL/$ITEST_UID" -maxdepth 1 -name '*.job')" ""
 }
@@ -232,7 +232,7 @@ SH
     wait "$a" || fail "job 1: $(cat "$W/c1.out")"
     wait "$b" || fail "job 2: $(cat "$W/c2.out")"
     assert_equal "$(cat "$W/c1.out" "$W/c2.out" | grep -c '^DONE [0-9]* 2$')" 2
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     found=$(lab_node n1 find "$POOL/$ITEST_UID" -path '*/triton/*' -name blob -printf '%s %P\n' | sort)
     assert_equal "$(grep -c '/triton/shared/blob$' <<<"$found")" 1
     assert_equal "$(grep -c '/triton/own\.[0-9]*/blob$' <<<"$found")" 2
@@ -251,7 +251,7 @@ SH
         lab_user env SLURM_EXT_CACHE_KEY="many$i" srun -N1 -w n2 --ext-cache=local "$LAB/work/fill.sh" ||
             fail "job $i failed"
     done
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     used() { lab_node n2 du -sb "$POOL/$ITEST_UID" | awk '{print $1}'; }
     # shellcheck disable=SC2016 # evaluated by itest_poll, each time
     itest_poll 30 eval '[ "$(used)" -le 262144 ]' || fail "the user's pool on n2 holds $(used) bytes"
@@ -271,7 +271,7 @@ SH
         before=$(keys_on n1)
         lab_user env SLURM_EXT_CACHE_KEY="$k" srun -N1 -w n1 --ext-cache=local bash -c "$fill" ||
             fail "the job of key $k failed"
-        lab_wait_idle 30 >/dev/null
+        lab_wait_settled 120 >/dev/null
         key[$k]=$(comm -13 <(echo "$before") <(keys_on n1))
         [ -n "${key[$k]}" ] || fail "no key directory for SLURM_EXT_CACHE_KEY=$k on n1"
     done
@@ -295,7 +295,7 @@ SH
     itest_absent n1 "$POOL/$ITEST_UID/${key[idle]}" || fail "the idle key was not evicted"
     touch "$W/held.release"
     wait "$held_pid" || fail "the holding step failed: $(cat "$W/held.out")"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     # its end moved them back
     itest_poll 30 lab_node n1 test -d "$POOL/$ITEST_UID/${key[held]}/triton/k" ||
         fail "the held key's builds did not come back"
@@ -325,7 +325,7 @@ SH
     out=$(lab_user srun -N1 -w n1 --ext-cache=local "$LAB/work/full.sh" 2>&1) || rc=$?
     assert_equal "$rc" 0
     itest_match '^FULL +0$' "$out"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     # nothing half: no stage, no draft manifest; the job's directory is gone
     assert_equal "$(lab_node n1 find /var/tmp/small/ext-cache/.pool \( -name '.ext-cache-stage.*' -o -name '.ext-cache-manifest.*' \) -print)" ""
     itest_absent n1 "/var/tmp/small/ext-cache/$ITEST_UID" || fail "the job's tree is left"
@@ -333,7 +333,7 @@ SH
     # shellcheck disable=SC2016 # expanded by the job's shell
     out=$(lab_user srun -N1 -w n1 --ext-cache=local bash -c 'mkdir -p "$TRITON_CACHE_DIR/k2" && echo y >"$TRITON_CACHE_DIR/k2/f" && echo OK') ||
         fail "the next job failed: $out"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_match '/triton/k2/f$' "$(lab_node n1 find /var/tmp/small/ext-cache/.pool -name f)"
     itest_no_drain
     for n in $(lab_nodes); do lab_node "$n" umount /var/tmp/small; done
@@ -345,7 +345,7 @@ SH
     # shellcheck disable=SC2016 # expanded by the job's shell
     lab_user env SLURM_EXT_CACHE_KEY=planted srun -N1 -w n1 --ext-cache=local bash -c \
         'mkdir -p "$TRITON_CACHE_DIR/k" && echo x >"$TRITON_CACHE_DIR/k/f"' || fail "the first job failed"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     key=$(comm -13 <(echo "$before") <(keys_on n1))
     [ -n "$key" ] || fail "no key directory for SLURM_EXT_CACHE_KEY=planted on n1"
     victim=$LAB/work/victim
@@ -364,10 +364,10 @@ SH
     assert_equal "$rc" 0
     itest_match '^DONE$' "$out"
     # evict it: unused for 30 days (its record's mtime is its last use), then another job's epilog
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     lab_node n1 touch -d '30 days ago' "$POOL/$ITEST_UID/$key.use"
     lab_user env SLURM_EXT_CACHE_KEY=evictor srun -N1 -w n1 --ext-cache=local true || fail "the evicting job failed"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_poll 30 itest_absent n1 "$POOL/$ITEST_UID/$key" || fail "key $key was not evicted"
     assert_equal "$(cat "$victim/file")" keep
     assert_equal "$(stat -c '%U %a' "$victim")" "root 755"

@@ -44,7 +44,7 @@ new_key() {
     before=$(keys_of "$uid")
     "$who" env SLURM_EXT_CACHE_KEY="$name" srun -N1 -w n1 --ext-cache=local bash -c "$script" >&2 ||
         fail "the step of key $name failed"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     key=$(comm -13 <(echo "$before") <(keys_of "$uid"))
     if [ -z "$key" ] || [ "$(wc -l <<<"$key")" -ne 1 ]; then
         fail "no one new key for $name: [$key]"

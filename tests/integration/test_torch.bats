@@ -212,7 +212,7 @@ compiling_on() {
     assert_equal "cross-node waits: $(cross_waits)" "cross-node waits: 0"
     [ ! -e "$HOME_EXT" ] || fail "something was written under $HOME_EXT: $(find "$HOME_EXT" | head -5)"
     s1_job=$(rfield job | head -n1)
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_gone_everywhere "$ITEST_BASE/$ITEST_UID/${s1_job:-none}"
     for n in $(lab_nodes); do
         l=$(grep -h "ext-cache: job ${s1_job:-none} step 0: removed" "$(lab_log "$n")" | tail -n 1)
@@ -238,7 +238,7 @@ compiling_on() {
     killed_job=$(lab_root squeue -h -n killed-build -o %A)
     kill_build n1
     wait "$killed_pid" || true
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     note "Scenario 2: a build killed (SIGKILL) after $(since "$t0") s (job ${killed_job:-?})"
     [ -e "$lock" ] || fail "the killed build left no lock at $lock"
     [ ! -e "$DEFAULT_ROOT/extc_s2/extc_s2.so" ] || fail "the killed build left an op"
@@ -283,7 +283,7 @@ compiling_on() {
     note "  what the user saw:"
     while IFS= read -r l; do note "    $l"; done < <(grep -v '^No CUDA runtime' <<<"$OUT" | head -n 12)
     lab_user scancel -u "$LAB_USER" 2>/dev/null || true
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     if [ "$stale_lock_hangs" = 0 ]; then
         # the same lock, planted again, for the run with the plugin
         mkdir -p "$(dirname "$lock")" && : >"$lock" && chown "$LAB_USER:" "$lock"
@@ -302,7 +302,7 @@ compiling_on() {
     # the stale lock in ~/.cache is still there (left alone, just not used)
     [ -e "$lock" ] || fail "the stale lock $lock was removed"
     note "2 stale lock with the plugin: completed in ${SECS}s (rc $RC); $(summary)"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
 }
 
 @test "s2 with the plugin: a killed build's lock is in its step's directory and dies with it" {
@@ -322,7 +322,7 @@ compiling_on() {
     itest_poll 120 compiling_on n1 || fail "the build to kill never ran the compiler on n1"
     kill_build n1
     wait "$killed_pid" || true
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     note "Scenario 2 with the plugin: a build killed the same way after $(since "$t0") s (job ${killed_job:-?})"
     # after the kill its directory, lock included, is gone; no compiler outlived the step
     itest_gone_everywhere "$ITEST_BASE/$ITEST_UID/${killed_job:-none}"
@@ -341,7 +341,7 @@ compiling_on() {
     assert_equal "$(grep -c '^built$' <<<"$(rfield role)") built, $(rfield log_so | sort -n | tail -n1) link" "1 built, 1 link"
     assert_equal "cross-node waits: $(cross_waits)" "cross-node waits: 2"
     note "3 shared home without the plugin: wall ${SECS}s; $(summary); cross-node waits: $(cross_waits)"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
 }
 
 @test "s3 with the plugin: each node builds once in its own directory, none waits, nothing in the home" {
@@ -360,7 +360,7 @@ compiling_on() {
     assert_equal "cross-node waits: $(cross_waits)" "cross-node waits: 0"
     [ ! -e "$HOME_EXT" ] || fail "something was written under $HOME_EXT: $(find "$HOME_EXT" | head -5)"
     note "3 shared home with the plugin: wall ${SECS}s; $(summary); cross-node waits: $(cross_waits)"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
 }
 
 @test "s4: after a header upgrade with an old mtime the home cache serves the old build; the plugin builds the new" {
@@ -377,7 +377,7 @@ compiling_on() {
     # as dpkg/rpm/pip/conda install files with the mtime they were packaged with.
     set_header 2 "2023-06-01 00:00:00"
     note "header mtime $(stat -c %y "$HEADER"), cached op built $(stat -c %y "$so" 2>/dev/null)"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     run_ext "$RUN_TIMEOUT" extc_s4 -N1 -w n2
     figures "Scenario 4b without the plugin: a later job on n2 after the upgrade, header says 2"
     assert_equal "rc $RC" "rc 0"
@@ -385,7 +385,7 @@ compiling_on() {
     assert_equal "$(awk "$KV"' { kv(); print F["role"], F["version"], F["header"], F["compiled"] + F["linked"] }' <<<"$RES")" "reused 1 2 0"
     [[ $OUT == *"ninja: no work to do."* ]] || fail "ninja did not report nothing to do: $OUT"
     s4b="$(rfield version) (header $(rfield header), ninja: no work to do)"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     run_ext "$RUN_TIMEOUT" extc_s4 -N1 -w n2 --ext-cache=local
     figures "Scenario 4c with the plugin: the same job on n2 with --ext-cache=local"
     assert_equal "rc $RC" "rc 0"

@@ -50,7 +50,7 @@ on_n1() {
     shift
     OUT=$(lab_user timeout -k 5 120 srun -w n1 -N1 -n1 --ext-cache=local "${args[@]}" \
         sh -c "$1" 2>&1) || fail "srun ${args[*]}: $OUT"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
 }
 
 # pool_has N: N keys of the pool hold the kernel (the step's end moves it in after srun returns)

@@ -100,7 +100,7 @@ contains() { [[ $1 == *"$2"* ]] || fail "no '$2' in:"$'\n'"$1"; }
     assert_equal "$(ranks)" "$(printf 'n%s built 2 1\n' 1 2 3)"
     # the wrapper logged the compiles (so an empty log later means none ran)
     [ "$(compiles job1.log)" -ge 6 ] || fail "only $(compiles job1.log) compiler runs logged"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
     itest_poll 120 every_node_published "$j1" "$PUB" || echo "# not every node logged its publish in 120 s" >&3
     assert_equal "$(ls -A "$PUB/torch_extensions" 2>&1)" "extc_w"
     [ -s "$PUB/torch_extensions/extc_w/extc_w.so" ] || fail "the entry has no .so: $(ls -la "$PUB/torch_extensions/extc_w" 2>&1)"
@@ -155,7 +155,7 @@ RACE
         lab_user mkdir -p "$rdir.bar"
         srun_user -N3 --ntasks-per-node=1 --ext-cache=local --ext-cache-publish="$rdir" "$LAB/work/race.sh" "$rdir.bar"
         jr=$(grep '^SHA ' <<<"$out" | head -n1 | awk '{print $4}')
-        lab_wait_idle 60 >/dev/null
+        lab_wait_settled 120 >/dev/null
         itest_poll 120 every_node_published "$jr" "$rdir" || true # the assertions below tell
         assert_equal "round $round: $(grep -c '^SHA ' <<<"$out") nodes ran" "round $round: 3 nodes ran"
         assert_equal "$(ls -A "$rdir/triton" 2>&1)" "big"
@@ -194,7 +194,7 @@ RACE
     # loaded from the step's private directory
     assert_equal "$(rfield so)" "$(printf '%s\n' "$ITEST_BASE/$ITEST_UID/$j2/0/torch_extensions/extc_w/extc_w.so" | sed 'p;p')"
     assert_equal "seed lines: $(slurmd_lines "$j2" | grep -c 'seeded .* from ')" "seed lines: 3"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
 }
 
 @test "3: the admin's seed= pattern seeds a job that names no seed; the user's own seed wins" {
@@ -207,7 +207,7 @@ RACE
     # shellcheck disable=SC2016  # expanded by the job's shell
     srun_user -N1 --ext-cache=local --ext-cache-seed="$W/nonexistent" bash -c 'ls "$TORCH_EXTENSIONS_DIR"'
     contains "$out" "--ext-cache-seed=$W/nonexistent: not seeded, the step goes on with an empty cache: cannot open it: No such file or directory"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
 }
 
 @test "4: a job with another SLURM_EXT_CACHE_KEY is refused the seed, told why, and builds" {
@@ -219,7 +219,7 @@ RACE
     contains "$OUT" "this job has 'k2'"
     assert_equal "$(ranks)" "n2 built 2 1"
     [ "$(compiles job4.log)" -ge 2 ] || fail "the compiler ran $(compiles job4.log) times"
-    lab_wait_idle 30 >/dev/null
+    lab_wait_settled 120 >/dev/null
 }
 
 @test "5: a seed the user cannot read is refused, as the user, with a message" {

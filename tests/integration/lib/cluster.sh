@@ -9,6 +9,7 @@
 #   lab_start / lab_stop         start / stop munged, slurmctld and one slurmd per node
 #   lab_user CMD...              run CMD as $LAB_USER (cwd $LAB/work, SLURM_CONF set)
 #   lab_node nX CMD...           run CMD as root inside node nX's mount namespace
+#   lab_wait_settled [TIMEOUT]   lab_wait_idle, and the plugin's detached work done
 #   ... see the function headers below for the rest.
 #
 # Each node's slurmd runs in its own mount namespace in which $LAB/nodes/nX/tmp
@@ -409,6 +410,40 @@ lab_wait_idle() {
         fi
         sleep 0.1
     done
+}
+
+# lab_wait_settled [TIMEOUT=60]: lab_wait_idle, then wait until no node runs
+# the plugin's detached work (processes named extc-finisher or extc-epilog in
+# a node's mount namespace): a step's publish and move into the node pool, and
+# the epilog's, may go on after the hook that started them has returned, so an
+# idle cluster has not always finished them.  Within TIMEOUT in all.
+lab_wait_settled() {
+    _lab_vars
+    local timeout=${1:-60} deadline left
+    deadline=$(_lab_deadline "$timeout")
+    lab_wait_idle "$timeout" || return 1
+    while left=$(_lab_detached_work) && [ -n "$left" ]; do
+        if _lab_past "$deadline"; then
+            _lab_err "lab_wait_settled: detached work still running after ${timeout}s:"$'\n'"$left"
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+# _lab_detached_work: "PID COMM" of each extc-finisher or extc-epilog in a
+# mount namespace of this lab's nodes (not another lab's, beside it).
+_lab_detached_work() {
+    local n pid namespaces="" p
+    for n in $(_lab_nodes); do
+        pid=$(_lab_slurmd_pid "$n")
+        [ -n "$pid" ] && namespaces+="$(readlink "/proc/$pid/ns/mnt" 2>/dev/null)"$'\n'
+    done
+    for p in $(pgrep -x 'extc-finisher|extc-epilog'); do
+        grep -qxF -- "$(readlink "/proc/$p/ns/mnt" 2>/dev/null || echo gone)" <<<"$namespaces" &&
+            echo "$p $(cat "/proc/$p/comm" 2>/dev/null)"
+    done
+    return 0
 }
 
 # lab_drained_nodes: print the nodes that are drained/draining/down/failed
