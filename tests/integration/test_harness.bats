@@ -201,6 +201,14 @@ setup_file() {
     remember_node_ns
 }
 
+# the stand-ins the lab_wait_settled case starts go, whatever it found
+teardown() {
+    local p
+    [ -e "$BATS_FILE_TMPDIR/stand-ins" ] || return 0
+    while read -r p; do kill "$p" 2>/dev/null || true; done <"$BATS_FILE_TMPDIR/stand-ins"
+    rm -f "$BATS_FILE_TMPDIR/stand-ins" "$LAB/work/extc-finisher"
+}
+
 teardown_file() {
     lab_stop >/dev/null 2>&1
     stop_decoys
@@ -279,6 +287,28 @@ SBATCH
     assert_equal "$(paste -sd' ' <<<"$out")" "$(uname -n) $(uname -n)"
     no_drain
     echo "$jobid" >"$BATS_FILE_TMPDIR/jobid"
+}
+
+@test "lab_wait_settled waits for a process named as the plugin's detached work in a node, not outside the lab" {
+    local rc=0 out
+    # a program whose name (comm) is the step's detached end's, in n2's
+    # mount namespace and in the host's
+    cp /bin/sleep "$LAB/work/extc-finisher"
+    "$LAB/work/extc-finisher" 60 </dev/null >/dev/null 2>&1 &
+    echo $! >"$BATS_FILE_TMPDIR/stand-ins"
+    nsenter -t "$(_lab_slurmd_pid n2)" -m "$LAB/work/extc-finisher" 60 </dev/null >/dev/null 2>&1 &
+    node_pid=$!
+    echo "$node_pid" >>"$BATS_FILE_TMPDIR/stand-ins"
+    # shellcheck disable=SC2016  # evaluated by poll, each time
+    poll 10 eval '[ "$(readlink /proc/$node_pid/ns/mnt)" = "$(readlink /proc/$(_lab_slurmd_pid n2)/ns/mnt)" ] &&
+        [ "$(cat /proc/$node_pid/comm)" = extc-finisher ]' || fail "the stand-in never ran in n2's namespace"
+    out=$(lab_wait_settled 1 2>&1) || rc=$?
+    [ "$rc" -ne 0 ] || fail "lab_wait_settled returned with detached work running on n2: $out"
+    # n2's is named, the host's is not
+    assert_equal "$(grep 'extc-finisher$' <<<"$out")" "$node_pid extc-finisher"
+    kill "$node_pid"
+    wait "$node_pid" || true
+    lab_wait_settled 10 || fail "lab_wait_settled failed with nothing running on the nodes"
 }
 
 @test "lab_restart_slurmd: n2 gets a new slurmd, keeps its node-local /tmp, runs jobs" {
