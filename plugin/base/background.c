@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/background.h"
@@ -24,6 +25,7 @@
 #include "base/text.h"
 
 const char *extc_background_fd_dir = "/proc/self/fd";
+unsigned extc_background_linger_ms;
 
 /* Linux ABI values (linux/ioprio.h is missing from older kernel headers). */
 #define IOPRIO_WHO_PROCESS_ 1
@@ -307,13 +309,35 @@ static bool wait_done(int fd, unsigned wait_ms)
 	}
 }
 
-static void grandchild(void (*fn)(void *arg), void *arg, const struct extc_detach_opts *o, int wfd)
+/*
+ * Wait, at most ORPHAN_WAIT_MS, until the intermediate child has exited
+ * and this process is no longer its child. Until then the caller's
+ * process tree holds this one: Slurm's proctrack/linuxproc signals every
+ * descendant of slurmstepd not named like slurmstepd itself (its
+ * kill_tree.c), and the job's end (SIGCONT, SIGTERM) may come while the
+ * exit hook runs. Keeping slurmstepd's name until then keeps it out of
+ * any such signal: /proc/PID/stat gives the parent and the name together.
+ */
+#define ORPHAN_WAIT_MS 2000
+
+static void wait_orphaned(pid_t intermediate)
+{
+	const struct timespec tick = { .tv_sec = 0, .tv_nsec = 1000000 };
+	unsigned waited_ms;
+
+	for (waited_ms = 0; getppid() == intermediate && waited_ms < ORPHAN_WAIT_MS; waited_ms++)
+		nanosleep(&tick, NULL);
+}
+
+static void grandchild(void (*fn)(void *arg), void *arg, const struct extc_detach_opts *o, int wfd,
+		       pid_t intermediate)
 {
 	/* nobody waits when wait_ms is 0: the pipe goes with the others */
 	done_fd = o->wait_ms > 0 ? wfd : -1;
 	kept_fds = o->keep;
 	nkept_fds = o->nkeep;
 	reset_signals();
+	wait_orphaned(intermediate);
 	if (o->name != NULL)
 		prctl(PR_SET_NAME, o->name, 0, 0, 0);
 	close_inherited_fds();
@@ -340,7 +364,7 @@ enum extc_detach_result extc_detach(void (*fn)(void *arg), void *arg,
 		return (EXTC_DETACH_FAILED);
 	}
 	if (child == 0) {
-		pid_t pid;
+		pid_t pid, intermediate;
 
 		close(pipefd[0]);
 		setsid();
@@ -360,11 +384,14 @@ enum extc_detach_result extc_detach(void (*fn)(void *arg), void *arg,
 			if (left != EXTC_CGROUP_PARTIAL && left != EXTC_CGROUP_FAILED)
 				cgroup_problem[0] = '\0';
 		}
+		intermediate = getpid();
 		pid = fork();
 		if (pid == 0)
-			grandchild(fn, arg, o, pipefd[1]);
+			grandchild(fn, arg, o, pipefd[1], intermediate);
 		if (write(pipefd[1], &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
 			_exit(1);
+		if (extc_background_linger_ms > 0)
+			poll(NULL, 0, (int)extc_background_linger_ms);
 		_exit(pid < 0 ? 1 : 0);
 	}
 	close(pipefd[1]);

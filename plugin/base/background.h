@@ -76,4 +76,10 @@ pid_t extc_run_detached(void (*fn)(void *arg), void *arg);
  */
 extern const char *extc_background_fd_dir;
 
+/*
+ * How long the intermediate child lingers before it exits (0): tests widen
+ * with it the moment the grandchild is still its child.
+ */
+extern unsigned extc_background_linger_ms;
+
 #endif /* EXTC_BACKGROUND_H_ */

@@ -284,6 +284,7 @@ struct detach_fx {
 	int kept;		/* a pipe's read end the caller asks to keep */
 	int release;		/* the work waits for this to be readable before it ends */
 	bool say_done;		/* call extc_background_done() first */
+	pid_t caller;		/* the process that called extc_detach, a subreaper when set */
 };
 
 static void detach_work(void *arg)
@@ -293,13 +294,15 @@ static void detach_work(void *arg)
 	char name[32] = "", line[128];
 	struct stat sb;
 
-	if (d->say_done)
-		extc_background_done();
 	prctl(PR_GET_NAME, name, 0, 0, 0);
-	snprintf(line, sizeof(line), "name %s kept %s\n", name,
-		 fstat(d->kept, &sb) == 0 && S_ISFIFO(sb.st_mode) ? "yes" : "no");
+	snprintf(line, sizeof(line), "name %s kept %s%s\n", name,
+		 fstat(d->kept, &sb) == 0 && S_ISFIFO(sb.st_mode) ? "yes" : "no",
+		 d->caller <= 0 ? "" : getppid() == d->caller ? " parent caller" : " parent other");
 	if (write(d->fx->report, line, strlen(line)) < 0)
 		_exit(1);
+	/* after the report: the caller, gone once told, is the parent it names */
+	if (d->say_done)
+		extc_background_done();
 	/* bounded: the test releases it, or it gives up after 10 s */
 	poll(&pfd, 1, 10000);
 }
@@ -315,8 +318,15 @@ static enum extc_detach_result detach_from_child(struct detach_fx *d, unsigned w
 
 	pid = fork();
 	assert_true(pid >= 0);
-	if (pid == 0)
+	if (pid == 0) {
+		/* the work's orphaning is seen as its parent becoming this process */
+		if (d->caller == -1) {
+			d->caller = getpid();
+			if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+				_exit(20);
+		}
 		_exit((int)extc_detach(detach_work, d, &o, &gc) + (gc > 0 ? 0 : 10));
+	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_true(WEXITSTATUS(status) < 10);
@@ -330,6 +340,7 @@ static void detach_fixture(struct fx *fx, struct detach_fx *d, int gate[2], bool
 	d->kept = fx->pipefd[0];
 	d->release = gate[0];
 	d->say_done = say_done;
+	d->caller = 0;
 }
 
 /* The work that says it is done is waited for no longer; its kept pipe and its name are there. */
@@ -382,6 +393,32 @@ static void test_detach_ended_is_done(void **state)
 	close(gate[1]);
 }
 
+/*
+ * The work starts, and takes its name, only once the intermediate child
+ * has exited: until then it is in slurmstepd's process tree, where
+ * proctrack/linuxproc signals whatever is not named like slurmstepd. The
+ * intermediate lingers 300 ms here; the caller is a subreaper, so the
+ * work's parent is the caller once it is an orphan, the intermediate
+ * before.
+ */
+static void test_detach_work_starts_orphaned(void **state)
+{
+	struct detach_fx d;
+	char line[4096];
+	int gate[2];
+
+	detach_fixture(*state, &d, gate, true);
+	d.caller = -1;
+	extc_background_linger_ms = 300;
+	assert_int_equal(detach_from_child(&d, 5000), EXTC_DETACH_DONE);
+	extc_background_linger_ms = 0;
+	read_report(d.fx, line, sizeof(line));
+	assert_string_equal(line, "name extc-test kept yes parent caller\n");
+	assert_int_equal(write(gate[1], "x", 1), 1);
+	close(gate[0]);
+	close(gate[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -391,6 +428,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_detach_done_early, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detach_left_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detach_ended_is_done, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_detach_work_starts_orphaned, setup, teardown),
 #ifdef __x86_64__
 		cmocka_unit_test_setup_teardown(test_without_close_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_close_range_or_listing, setup, teardown),
