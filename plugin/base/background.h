@@ -32,8 +32,11 @@ enum extc_detach_result {
 };
 
 /*
- * Run fn(arg) in a grandchild in its own session, named o->name, at the
- * lowest CPU and I/O priority, with every signal at its default but
+ * Run fn(arg) in a grandchild in its own session, named o->name once the
+ * intermediate child that forked it is gone (until then it keeps the
+ * caller's name: proctrack/linuxproc signals slurmstepd's descendants by
+ * name), at the lowest CPU and I/O priority, with every signal at its
+ * default but
  * SIGPIPE (ignored), no descriptor but regular files (the log) and o->keep
  * left open, and stdio on /dev/null (unless a regular file), so that
  * neither the caller, nor slurmd waiting for an epilog, nor a timeout's
