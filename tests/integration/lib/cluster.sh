@@ -432,16 +432,13 @@ lab_wait_settled() {
 }
 
 # _lab_detached_work: "PID COMM" of each extc-finisher or extc-epilog in a
-# mount namespace of this lab's nodes (not another lab's, beside it).
+# mount namespace of this lab's nodes (not another lab's, beside it; a node
+# whose slurmd is gone still counts: _lab_node_of_pid reads the mounts).
 _lab_detached_work() {
-    local n pid namespaces="" p
-    for n in $(_lab_nodes); do
-        pid=$(_lab_slurmd_pid "$n")
-        [ -n "$pid" ] && namespaces+="$(readlink "/proc/$pid/ns/mnt" 2>/dev/null)"$'\n'
-    done
+    local p
+    _lab_identity
     for p in $(pgrep -x 'extc-finisher|extc-epilog'); do
-        grep -qxF -- "$(readlink "/proc/$p/ns/mnt" 2>/dev/null || echo gone)" <<<"$namespaces" &&
-            echo "$p $(cat "/proc/$p/comm" 2>/dev/null)"
+        _lab_node_of_pid "$p" >/dev/null && echo "$p $(cat "/proc/$p/comm" 2>/dev/null)"
     done
     return 0
 }
@@ -913,6 +910,13 @@ _lab_slurmd_pid() {
     _lab_procs | awk -v n="$n" '$2 == "slurmd" && $3 == n && !f {print $1; f = 1}'
 }
 
+# _LAB_REAL and _LAB_DEV, $LAB's real path and device, which _lab_node_of_pid
+# compares mount roots with.
+_lab_identity() {
+    _LAB_REAL=$(realpath -m -- "$LAB")
+    _LAB_DEV=$(stat -c '%Hd:%Ld' -- "$LAB" 2>/dev/null) || _LAB_DEV=none
+}
+
 # Which lab node's namespace is PID in?  Node nX's namespace is recognised by
 # its mount table: $LAB/nodes/nX/tmp bind-mounted on /tmp.
 # (mountinfo shows the mount's root relative to its filesystem: the whole
@@ -945,8 +949,7 @@ _lab_node_of_pid() {
 _lab_procs() {
     local self_ns path ns pid comm cmd node kind
     local -A nsnode=()
-    _LAB_REAL=$(realpath -m -- "$LAB")
-    _LAB_DEV=$(stat -c '%Hd:%Ld' -- "$LAB" 2>/dev/null) || _LAB_DEV=none
+    _lab_identity
     self_ns=$(readlink /proc/$BASHPID/ns/mnt)
     while read -r path ns; do
         pid=${path#/proc/}
