@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/background.h"
@@ -322,11 +321,10 @@ static bool wait_done(int fd, unsigned wait_ms)
 
 static void wait_orphaned(pid_t intermediate)
 {
-	const struct timespec tick = { .tv_sec = 0, .tv_nsec = 1000000 };
-	unsigned waited_ms;
+	uint64_t deadline = extc_monotonic_ns() + (uint64_t)ORPHAN_WAIT_MS * 1000000ULL;
 
-	for (waited_ms = 0; getppid() == intermediate && waited_ms < ORPHAN_WAIT_MS; waited_ms++)
-		nanosleep(&tick, NULL);
+	while (getppid() == intermediate && !extc_past_deadline(deadline))
+		poll(NULL, 0, 1);
 }
 
 static void grandchild(void (*fn)(void *arg), void *arg, const struct extc_detach_opts *o, int wfd,

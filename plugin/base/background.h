@@ -36,13 +36,12 @@ enum extc_detach_result {
  * intermediate child that forked it is gone (until then it keeps the
  * caller's name: proctrack/linuxproc signals slurmstepd's descendants by
  * name), at the lowest CPU and I/O priority, with every signal at its
- * default but
- * SIGPIPE (ignored), no descriptor but regular files (the log) and o->keep
- * left open, and stdio on /dev/null (unless a regular file), so that
- * neither the caller, nor slurmd waiting for an epilog, nor a timeout's
- * kill of the caller's process group waits for or reaches it. With
- * o->leave_job_cgroups, it is born outside the job's cgroups: its parent
- * moves out before forking it, and is waited for. Then wait up to
+ * default but SIGPIPE (ignored), no descriptor but regular files (the
+ * log) and o->keep left open, and stdio on /dev/null (unless a regular
+ * file), so that neither the caller, nor slurmd waiting for an epilog, nor
+ * a timeout's kill of the caller's process group waits for or reaches it.
+ * With o->leave_job_cgroups, it is born outside the job's cgroups: its
+ * parent moves out before forking it, and is waited for. Then wait up to
  * o->wait_ms for it to call extc_background_done() or end.
  *
  * May be called from slurmstepd, which has threads: the grandchild only

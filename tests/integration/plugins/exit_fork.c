@@ -15,11 +15,11 @@
  * moved to), and DIR/JOB.STEP.NODE.end with its cgroups when its sleep is
  * over, so a test can tell "killed" (no .end) from "lived on".
  *
- * As the plugin's hook does (extc_detach), the hook returns only
- * once the process has written its start file and, with escape=1, left the
- * job's cgroups (at most 10 s): slurmstepd removes the job's cgroups soon
- * after the hook, once, and a process still in one then keeps it there for
- * good (on 22.05, cgroup/v1, an escape 6 s after the hook came too late).
+ * As the plugin's hook does (extc_detach), the hook returns only once the
+ * process has written its start file and, with escape=1, left the job's
+ * cgroups (at most 10 s): slurmstepd removes the job's cgroups soon after
+ * the hook, once, and a process still in one then keeps it there for good
+ * (on 22.05, cgroup/v1, an escape 6 s after the hook came too late).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -75,8 +75,10 @@ static void copy_cgroups(FILE *to)
 	fclose(f);
 }
 
-/* in the detached grandchild: report, maybe escape, tell the hook (close
- * 'reported'), live, report again */
+/*
+ * In the detached grandchild: report, maybe escape, tell the hook (close
+ * 'reported'), live, report again.
+ */
 static void run(const struct args *a, const char *name, int reported)
 {
 	char path[PATH_MAX], why[512];
