@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the node pool's work as the job's user: the key's fingerprint, the move in. */
+/* spank-ext-cache: the node pool's work as the job's user: the key's fingerprint, the take and the put-back. */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/clock.h"
+#include "base/text.h"
 #include "fs/as_user.h"
 #include "pool/pool_child.h"
-#include "base/text.h"
-
-_Static_assert(sizeof(struct extc_pool_publish_res) <= EXTC_AS_USER_RES_MAX,
-	       "the pool's publish result must cross the helper's pipe in one write");
+#include "pool/pool_rename.h"
 
 int extc_pool_fp_child(void *varg, void *res, size_t reslen)
 {
@@ -29,13 +31,56 @@ int extc_pool_fp_child(void *varg, void *res, size_t reslen)
 				     sizeof(r->fp)));
 }
 
-int extc_pool_publish_child(void *varg, void *res, size_t reslen)
+int extc_pool_take_child(void *varg, void *res, size_t reslen)
 {
-	struct extc_warm_child_arg *a = varg;
-	struct extc_pool_publish_res *r = res;
+	struct extc_pool_child_arg *a = varg;
+	struct extc_warm_seed_res *r = res;
+	uint64_t t0 = extc_monotonic_ns();
+	int leaffd, keyfd = -1;
+	enum extc_manifest_result ret;
 
 	memset(r, 0, reslen);
-	a->opts.move = true;
+	r->seed = EXTC_SEED_REFUSED;
+	r->by_rename = true;
+	leaffd = open(a->w.leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (leaffd < 0) {
+		extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open the private directory: %s",
+			 strerror(errno));
+		return (0);
+	}
+	keyfd = open(a->key_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (keyfd < 0) {
+		r->seed = errno == ENOENT ? EXTC_SEED_ABSENT : EXTC_SEED_REFUSED;
+		extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open it: %s", strerror(errno));
+		goto out;
+	}
+	ret = extc_manifest_check(keyfd, &a->w.want, r->seed_why, sizeof(r->seed_why));
+	r->unchecked = ret == EXTC_MANIFEST_ABSENT;
+	if (ret != EXTC_MANIFEST_FAILED) {
+		a->w.opts.dest = a->w.leaf;	/* Triton's group files name the leaf */
+		r->seed = extc_pool_rename_take(keyfd, leaffd, &a->w.opts, &r->st, r->seed_why,
+						sizeof(r->seed_why));
+	}
+out:
+	r->ns = extc_monotonic_ns() - t0;
+	extc_warm_child_close(leaffd, keyfd);
+	return (0);
+}
+
+int extc_pool_put_back_child(void *varg, void *res, size_t reslen)
+{
+	struct extc_pool_child_arg *a = varg;
+	struct extc_warm_publish_res *r = res;
+	uint64_t t0 = extc_monotonic_ns();
+	int leaffd, keyfd;
+	int rv = -1;
+
+	memset(r, 0, reslen);
 	/* what the key holds afterwards is root's to measure (extc_pool_account), never ours */
-	return (extc_warm_publish_child(a, &r->pub, sizeof(r->pub)));
+	if (extc_warm_child_open(&a->w, a->key_dir, &leaffd, &keyfd, r->why, sizeof(r->why)) == 0)
+		rv = extc_pool_rename_put_back(leaffd, keyfd, &a->w.opts, &a->w.want, &r->rep,
+					       r->why, sizeof(r->why));
+	r->ns = extc_monotonic_ns() - t0;
+	extc_warm_child_close(leaffd, keyfd);
+	return (rv);
 }

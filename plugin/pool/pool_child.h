@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the node pool's work as the job's user: the key's fingerprint, the move in. */
+/* spank-ext-cache: the node pool's work as the job's user: the key's fingerprint, the take and the put-back. */
 #ifndef EXTC_POOL_CHILD_H_
 #define EXTC_POOL_CHILD_H_
 
@@ -21,16 +21,32 @@ struct extc_pool_fp_res {
 	char image_id[EXTC_POOL_IMAGE_ID_MAX];
 };
 
-struct extc_pool_publish_res {
-	struct extc_warm_publish_res pub;
+/* The take's and the put-back's argument: the leaf and its walk (w.seed and w.publish unused), the key. */
+struct extc_pool_child_arg {
+	struct extc_warm_child_arg w;
+	const char *key_dir;	/* the held key's directory (extc_pool_hold) */
 };
 
 /*
  * extc_as_user functions: extc_pool_install_fp as the user (and the
  * identity of a->image: device, inode, size, modification time, followed
- * as the runtime will open it); the move into a->publish.
+ * as the runtime will open it).
  */
 int extc_pool_fp_child(void *varg, void *res, size_t reslen);
-int extc_pool_publish_child(void *varg, void *res, size_t reslen);
+
+/*
+ * The take, in the task as the user (called directly, not through
+ * extc_as_user: what waits on it is the user's own): the key's builds
+ * renamed into the fresh leaf (extc_pool_rename_take) when its manifest
+ * allows, filling an extc_warm_seed_res.
+ */
+int extc_pool_take_child(void *varg, void *res, size_t reslen);
+
+/*
+ * The put-back, an extc_as_user function: the leaf's completed builds
+ * renamed into the key (extc_pool_rename_put_back), filling an
+ * extc_warm_publish_res; 0 or -1 as extc_pool_rename_put_back.
+ */
+int extc_pool_put_back_child(void *varg, void *res, size_t reslen);
 
 #endif /* EXTC_POOL_CHILD_H_ */

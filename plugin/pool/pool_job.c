@@ -191,8 +191,8 @@ enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
 						struct extc_publish_report *rep, char *why,
 						size_t whylen)
 {
-	static struct extc_warm_child_arg a;
-	static struct extc_pool_publish_res r;
+	static struct extc_pool_child_arg a;
+	static struct extc_warm_publish_res r;
 	char key[EXTC_POOL_KEY_LEN + 1], leaf[PATH_MAX], sub[EXTC_WHY_MAX];
 	struct extc_ids ids = { .uid = uid, .gid = gid, .jobid = jobid };
 	struct extc_creds cr = { .uid = uid, .gid = gid };
@@ -208,17 +208,17 @@ enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
 		return (rv);
 	if (extc_pool_hold(cfg, pol, &ids, key, &h, why, whylen) != EXTC_POOL_HELD)
 		return (EXTC_POOL_JOB_FAILED);
-	extc_warm_child_arg_init(&a, cfg, leaf, node, timeout, key, jobid, why, whylen);
-	a.publish = h.dir;
+	extc_warm_child_arg_init(&a.w, cfg, leaf, node, timeout, key, jobid, why, whylen);
+	a.key_dir = h.dir;
 	clock_gettime(CLOCK_REALTIME, &now);
-	extc_warm_stale_limit(timeout, &now, &a.opts.stale_before);
-	if (extc_as_user(&cr, (uint64_t)timeout * 1000, extc_pool_publish_child, &a, &r, sizeof(r),
+	extc_warm_stale_limit(timeout, &now, &a.w.opts.stale_before);
+	if (extc_as_user(&cr, (uint64_t)timeout * 1000, extc_pool_put_back_child, &a, &r, sizeof(r),
 			 why, whylen) == EXTC_AS_USER_FAILED) {
 		rv = EXTC_POOL_JOB_FAILED;
 	} else {
-		*rep = r.pub.rep;
+		*rep = r.rep;
 		if (rep->failed > 0) {
-			extc_fmt(why, whylen, "%s", r.pub.why);
+			extc_fmt(why, whylen, "%s", r.why);
 			rv = EXTC_POOL_JOB_FAILED;
 		}
 	}

@@ -198,10 +198,10 @@ void extc_pool_step_open(spank_t sp, const struct extc_config *cfg, const struct
  * large for slurmstepd's stack, and seen by one hook at a time).
  */
 static struct {
-	struct extc_warm_child_arg arg;
+	struct extc_pool_child_arg arg;
 	union {
 		struct extc_warm_seed_res seed;
-		struct extc_pool_publish_res publish;
+		struct extc_warm_publish_res put_back;
 	} res;
 	char why[EXTC_WHY_MAX];
 } child;
@@ -236,7 +236,7 @@ static void report_seed(const struct extc_warm_seed_res *r)
 
 	extc_warm_report_key(pool.key, key, sizeof(key));
 	extc_fmt(where, sizeof(where), "the node pool (key %s)", key);
-	extc_warm_report_seeded(extc_warm_tell_report(), where, r, child.arg.opts.take);
+	extc_warm_report_seeded(extc_warm_tell_report(), where, r);
 }
 
 void extc_pool_step_seed(const struct extc_config *cfg, const struct extc_ids *ids,
@@ -247,12 +247,10 @@ void extc_pool_step_seed(const struct extc_config *cfg, const struct extc_ids *i
 
 	if (!extc_pool_step_seeds(cfg, seed_named))
 		return;
-	extc_step_child_arg(&child.arg, cfg, ids, leaf_path, cfg->seed_timeout, pool.key);
-	child.arg.seed = pool.hold.dir;
-	/* the key's builds are renamed into the leaf, and moved back at the end: no copy */
-	child.arg.opts.take = true;
-	/* in the task, as the user: what waits on it is the user's own */
-	extc_warm_seed_child(&child.arg, &child.res, sizeof(child.res));
+	extc_step_child_arg(&child.arg.w, cfg, ids, leaf_path, cfg->seed_timeout, pool.key);
+	child.arg.key_dir = pool.hold.dir;
+	/* the key's builds are renamed into the leaf, and put back at the end: no copy */
+	extc_pool_take_child(&child.arg, &child.res, sizeof(child.res));
 	extc_warm_size_text(r->st.bytes, size, sizeof(size));
 	report_seed(r);
 	if (r->seed == EXTC_SEED_DONE)
@@ -285,31 +283,31 @@ void extc_pool_step_publish(spank_t sp, const struct extc_config *cfg,
 			    const struct extc_fs_policy *pol, const struct extc_ids *ids,
 			    const char *leaf_path)
 {
-	const struct extc_pool_publish_res *r = &child.res.publish;
+	const struct extc_warm_publish_res *r = &child.res.put_back;
 	struct timespec now;
 	char size[64];
 	enum extc_as_user_result ret;
 
 	if (!pool.held)
 		return;
-	extc_step_child_arg(&child.arg, cfg, ids, leaf_path, cfg->publish_timeout, pool.key);
-	child.arg.publish = pool.hold.dir;
+	extc_step_child_arg(&child.arg.w, cfg, ids, leaf_path, cfg->publish_timeout, pool.key);
+	child.arg.key_dir = pool.hold.dir;
 	clock_gettime(CLOCK_REALTIME, &now);
-	extc_warm_stale_limit(cfg->publish_timeout, &now, &child.arg.opts.stale_before);
-	ret = run_as_user(sp, ids, extc_pool_publish_child, cfg->publish_timeout);
+	extc_warm_stale_limit(cfg->publish_timeout, &now, &child.arg.w.opts.stale_before);
+	ret = run_as_user(sp, ids, extc_pool_put_back_child, cfg->publish_timeout);
 	if (ret == EXTC_AS_USER_FAILED) {
 		extc_info("node pool: nothing moved in: %s", child.why);
 		account(cfg, pol, size, sizeof(size));
 		return;
 	}
 	if (ret == EXTC_AS_USER_FN_FAILED)
-		extc_info("node pool: not everything moved in: %s", r->pub.why);
+		extc_info("node pool: not everything moved in: %s", r->why);
 	account(cfg, pol, size, sizeof(size));
 	extc_verbose("node pool: moved %llu entries into key %s, kept %llu already there (a "
 		     "directory merged into one counts by what it holds), left out %llu "
 		     "incomplete builds, %llu failed%s%s; it holds %s",
-		     (unsigned long long)r->pub.rep.published, pool.key,
-		     (unsigned long long)r->pub.rep.present, (unsigned long long)r->pub.rep.incomplete,
-		     (unsigned long long)r->pub.rep.failed, r->pub.rep.failed ? ": " : "",
-		     r->pub.rep.failed ? r->pub.why : "", size);
+		     (unsigned long long)r->rep.published, pool.key,
+		     (unsigned long long)r->rep.present, (unsigned long long)r->rep.incomplete,
+		     (unsigned long long)r->rep.failed, r->rep.failed ? ": " : "",
+		     r->rep.failed ? r->why : "", size);
 }

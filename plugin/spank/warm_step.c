@@ -233,7 +233,7 @@ void extc_warm_step_seed(const struct extc_config *cfg, const struct extc_ids *i
 		/* for the --ext-cache-verbose line; the admin's source text already ends in '=' */
 		extc_fmt(where, sizeof(where), "%s%s%s", seed_from(),
 			 warm.seed_from == SOURCE_ADMIN ? "" : "=", buf);
-		extc_warm_report_seeded(extc_warm_tell_report(), where, &r, false);
+		extc_warm_report_seeded(extc_warm_tell_report(), where, &r);
 		if (r.seed == EXTC_SEED_DONE)
 			extc_verbose("seeded %s from %s (%s): %llu files, %llu links, %s in %.3f s; "
 				     "left out %llu locks, %llu incomplete builds%s", leaf_path, buf,

@@ -271,3 +271,14 @@ out:
 		unlinkat(dirfd, tmp, 0);
 	return (rv);
 }
+
+enum extc_manifest_result extc_manifest_check(int dirfd, const struct extc_manifest *want,
+					      char *why, size_t whylen)
+{
+	struct extc_manifest have;
+	enum extc_manifest_result ret = extc_manifest_read(dirfd, &have, why, whylen);
+
+	if (ret == EXTC_MANIFEST_OK && extc_manifest_compatible(&have, want, why, whylen) < 0)
+		ret = EXTC_MANIFEST_FAILED;
+	return (ret);
+}

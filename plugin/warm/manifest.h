@@ -58,6 +58,14 @@ enum extc_manifest_result extc_manifest_read(int dirfd, struct extc_manifest *m,
 					     size_t whylen);
 
 /*
+ * Read EXTC_MANIFEST_NAME in 'dirfd' and hold it against 'want'
+ * (extc_manifest_compatible): _OK when its builds may be used, _ABSENT
+ * when it has none, _FAILED ('why') when it cannot be read or differs.
+ */
+enum extc_manifest_result extc_manifest_check(int dirfd, const struct extc_manifest *want,
+					      char *why, size_t whylen);
+
+/*
  * Write EXTC_MANIFEST_NAME in 'dirfd' atomically: a temporary file named
  * after 'tag', then a rename over the old one or, with 'only_if_absent', a
  * link that fails if one is already there (then EXTC_MANIFEST_EXISTS is

@@ -12,7 +12,6 @@
 #include "base/text.h"
 #include "warm/warm_child.h"
 #include "warm/warm_publish.h"
-#include "warm/warm_take.h"
 
 _Static_assert(sizeof(struct extc_warm_seed_res) <= EXTC_AS_USER_RES_MAX,
 	       "the seed result must cross the helper's pipe in one write");
@@ -27,7 +26,6 @@ static int open_dir(const char *path)
 
 static void child_seed(struct extc_warm_child_arg *a, int leaffd, struct extc_warm_seed_res *r)
 {
-	struct extc_manifest have;
 	uint64_t t0 = extc_monotonic_ns();
 	int fd = open_dir(a->seed);
 	enum extc_manifest_result ret;
@@ -37,19 +35,14 @@ static void child_seed(struct extc_warm_child_arg *a, int leaffd, struct extc_wa
 		extc_fmt(r->seed_why, sizeof(r->seed_why), "cannot open it: %s", strerror(errno));
 		return;
 	}
-	ret = extc_manifest_read(fd, &have, r->seed_why, sizeof(r->seed_why));
-	if (ret == EXTC_MANIFEST_OK && extc_manifest_compatible(&have, &a->want, r->seed_why,
-								sizeof(r->seed_why)) < 0)
-		ret = EXTC_MANIFEST_FAILED;
+	ret = extc_manifest_check(fd, &a->want, r->seed_why, sizeof(r->seed_why));
 	r->unchecked = ret == EXTC_MANIFEST_ABSENT;
-	if (ret == EXTC_MANIFEST_FAILED)
+	if (ret == EXTC_MANIFEST_FAILED) {
 		r->seed = EXTC_SEED_REFUSED;
-	else {
+	} else {
 		a->opts.dest = a->leaf;	/* Triton's group files name the leaf's copies */
-		r->seed = a->opts.take ? extc_warm_take(fd, leaffd, &a->opts, &r->st, r->seed_why,
-							sizeof(r->seed_why)) :
-					 extc_warm_seed(fd, leaffd, &a->opts, &r->st, r->seed_why,
-							sizeof(r->seed_why));
+		r->seed = extc_warm_seed(fd, leaffd, &a->opts, &r->st, r->seed_why,
+					 sizeof(r->seed_why));
 	}
 	r->ns = extc_monotonic_ns() - t0;
 	close(fd);
@@ -75,7 +68,7 @@ static void child_check_publish(struct extc_warm_child_arg *a, struct extc_warm_
 		   EXTC_MANIFEST_OK &&
 		   extc_manifest_compatible(&have, &a->want, r->publish_why,
 					    sizeof(r->publish_why)) < 0) {
-		r->publish_rc = -1;
+		r->publish_rc = -1;	/* an unreadable one is the publish's to meet, and say */
 	}
 	close(fd);
 }
@@ -102,41 +95,53 @@ int extc_warm_seed_child(void *varg, void *res, size_t reslen)
 	return (0);
 }
 
+int extc_warm_child_open(struct extc_warm_child_arg *a, const char *dir, int *leaffd,
+			 int *dirfd, char *why, size_t whylen)
+{
+	extc_fmt(a->tag, sizeof(a->tag), "%s.%ld", a->node, (long)getpid());
+	a->opts.tag = a->tag;
+	*dirfd = -1;
+	*leaffd = open(a->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*leaffd < 0) {
+		extc_fmt(why, whylen, "cannot open the private directory: %s", strerror(errno));
+		return (-1);
+	}
+	/* only the last component is made: a typo in a parent should not grow a tree */
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		extc_fmt(why, whylen, "cannot make it: %s", strerror(errno));
+		return (-1);
+	}
+	*dirfd = open_dir(dir);
+	if (*dirfd < 0) {
+		extc_fmt(why, whylen, "cannot open it: %s", strerror(errno));
+		return (-1);
+	}
+	a->opts.dest = dir;	/* Triton's group files name its entries */
+	return (0);
+}
+
+void extc_warm_child_close(int leaffd, int dirfd)
+{
+	if (dirfd >= 0)
+		close(dirfd);
+	if (leaffd >= 0)
+		close(leaffd);
+}
+
 int extc_warm_publish_child(void *varg, void *res, size_t reslen)
 {
 	struct extc_warm_child_arg *a = varg;
 	struct extc_warm_publish_res *r = res;
 	uint64_t t0 = extc_monotonic_ns();
-	char tag[EXTC_NODE_NAME_MAX + 32];
-	int leaffd, dirfd = -1;
+	int leaffd, dirfd;
 	int rv = -1;
 
 	memset(r, 0, reslen);
-	extc_fmt(tag, sizeof(tag), "%s.%ld", a->node, (long)getpid());
-	a->opts.tag = tag;
-	leaffd = open(a->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (leaffd < 0) {
-		extc_fmt(r->why, sizeof(r->why), "cannot open the private directory: %s",
-			 strerror(errno));
-		return (-1);
-	}
-	/* only the last component is made: a typo in a parent should not grow a tree */
-	if (mkdir(a->publish, 0755) < 0 && errno != EEXIST) {
-		extc_fmt(r->why, sizeof(r->why), "cannot make it: %s", strerror(errno));
-		goto out;
-	}
-	dirfd = open_dir(a->publish);
-	if (dirfd < 0) {
-		extc_fmt(r->why, sizeof(r->why), "cannot open it: %s", strerror(errno));
-		goto out;
-	}
-	a->opts.dest = a->publish;	/* Triton's group files name DIR's entries */
-	rv = extc_warm_publish(leaffd, dirfd, &a->opts, &a->want, &r->rep, r->why, sizeof(r->why));
-out:
+	if (extc_warm_child_open(a, a->publish, &leaffd, &dirfd, r->why, sizeof(r->why)) == 0)
+		rv = extc_warm_publish(leaffd, dirfd, &a->opts, &a->want, &r->rep, r->why,
+				       sizeof(r->why));
 	r->ns = extc_monotonic_ns() - t0;
-	if (dirfd >= 0)
-		close(dirfd);
-	close(leaffd);
+	extc_warm_child_close(leaffd, dirfd);
 	return (rv);
 }
 

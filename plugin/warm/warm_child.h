@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "base/config.h"
+#include "base/layout.h"
 #include "warm/manifest.h"
 #include "warm/warm_copy.h"
 #include "warm/warm_publish.h"
@@ -25,11 +26,13 @@ struct extc_warm_child_arg {
 	struct extc_warm_opts opts;
 	const char *subdirs[EXTC_VARS_MAX];
 	struct extc_manifest want;
+	char tag[EXTC_NODE_NAME_MAX + 32];	/* o->tag: "<node>.<pid>", set by extc_warm_child_open */
 };
 
 struct extc_warm_seed_res {
 	enum extc_seed_result seed;
 	bool unchecked;		/* the seed had no manifest */
+	bool by_rename;		/* its entries were renamed in (the node pool's take), not copied */
 	int publish_rc;		/* 0 usable (or to be made), -1 refused */
 	uint64_t ns;
 	struct extc_copy_stats st;
@@ -52,6 +55,15 @@ struct extc_warm_publish_res {
  */
 int extc_warm_seed_child(void *varg, void *res, size_t reslen);
 int extc_warm_publish_child(void *varg, void *res, size_t reslen);
+
+/*
+ * In the child, as the user: open the leaf and 'dir', making dir's last
+ * component if need be; o->dest names 'dir', o->tag this node and process. 0, or -1 and 'why';
+ * what was opened is closed by extc_warm_child_close either way.
+ */
+int extc_warm_child_open(struct extc_warm_child_arg *a, const char *dir, int *leaffd,
+			 int *dirfd, char *why, size_t whylen);
+void extc_warm_child_close(int leaffd, int dirfd);
 
 /*
  * A child's argument for 'leaf': the variables' subdirectories, seed_max, a

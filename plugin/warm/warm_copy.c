@@ -17,22 +17,10 @@
 #include "warm/warm_copy.h"
 #include "warm/warm_data.h"
 #include "warm/warm_names.h"
-#include "warm/warm_ninja.h"
+#include "warm/warm_shape.h"
 #include "warm/warm_triton.h"
 
 #define COPY_BUF_SIZE (256u * 1024u)
-
-/* Where a directory sits in a cache tree: only torch's level has rules of its own. */
-enum role {
-	ROLE_ROOT,		/* the leaf or a seed directory: one child per variable */
-	ROLE_TORCH,		/* TORCH_EXTENSIONS_DIR: extension directories (or pyXY_cu groups) */
-	ROLE_TORCH_GROUP,	/* torch_extensions/<pyver_cu>: extension directories */
-	ROLE_INDUCTOR,		/* TORCHINDUCTOR_CACHE_DIR: everything but its locks/ */
-	ROLE_TRITON,		/* TRITON_CACHE_DIR: one directory per kernel key */
-	ROLE_TRITON_KEY,	/* a kernel's directory: its group files name its files by path */
-	ROLE_PLAIN,
-	ROLE_LEFT_OUT,		/* an incomplete torch build: not walked at all */
-};
 
 struct walk {
 	const struct extc_warm_opts *o;
@@ -45,7 +33,7 @@ struct walk {
 	char path[PATH_MAX];	/* relative path of the entry at hand, for messages */
 };
 
-static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum role role);
+static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum extc_shape shape);
 
 static int fail(struct walk *w, const char *what, int err)
 {
@@ -165,39 +153,6 @@ static int copy_link(struct walk *w, int srcfd, int dstfd, const char *name, con
 	return (0);
 }
 
-/* The role of a child directory: ROLE_LEFT_OUT for an incomplete torch build. */
-static enum role child_role(struct walk *w, int childfd, const char *name, enum role role)
-{
-	const char *torch = w->o->torch_subdir, *inductor = w->o->inductor_subdir;
-	enum extc_ext_state state;
-
-	switch (role) {
-	case ROLE_ROOT:
-		if (torch != NULL && strcmp(name, torch) == 0)
-			return (ROLE_TORCH);
-		if (w->o->triton_subdir != NULL && strcmp(name, w->o->triton_subdir) == 0)
-			return (ROLE_TRITON);
-		return (inductor != NULL && strcmp(name, inductor) == 0 ? ROLE_INDUCTOR : ROLE_PLAIN);
-	case ROLE_TRITON:
-		/* a group file that does not parse, or names a missing file, is a miss anyway */
-		if (extc_triton_check(childfd) != EXTC_TRITON_BROKEN)
-			return (ROLE_TRITON_KEY);
-		w->st->skipped_incomplete++;
-		return (ROLE_LEFT_OUT);
-	case ROLE_TORCH:
-	case ROLE_TORCH_GROUP:
-		state = extc_warm_ext_state(childfd);
-		if (state == EXTC_EXT_COMPLETE)
-			return (ROLE_PLAIN);
-		if (state == EXTC_EXT_NONE && role == ROLE_TORCH && extc_warm_is_pyver_group(name))
-			return (ROLE_TORCH_GROUP);
-		w->st->skipped_incomplete++;
-		return (ROLE_LEFT_OUT);
-	default:
-		return (ROLE_PLAIN);
-	}
-}
-
 /* A Triton kernel's copy names its own files: <dest>/<its path in the tree>/<file>. */
 static int rewrite_groups(struct walk *w, int dfd)
 {
@@ -221,12 +176,12 @@ static int rewrite_groups(struct walk *w, int dfd)
 }
 
 static int copy_dir(struct walk *w, int srcfd, int dstfd, const char *name, const char *dname,
-		    const struct stat *sb, unsigned depth, enum role role)
+		    const struct stat *sb, unsigned depth, enum extc_shape shape)
 {
 	struct extc_ident id;
 	struct timespec ts[2];
 	int sfd, dfd = -1;
-	enum role crole;
+	enum extc_shape cshape;
 	int rv = -1;
 
 	sfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
@@ -241,8 +196,9 @@ static int copy_dir(struct walk *w, int srcfd, int dstfd, const char *name, cons
 		rv = 0;
 		goto out;
 	}
-	crole = child_role(w, sfd, name, role);
-	if (crole == ROLE_LEFT_OUT) {
+	cshape = extc_shape_of_child(w->o, shape, sfd, name);
+	if (cshape == EXTC_SHAPE_INCOMPLETE) {
+		w->st->skipped_incomplete++;	/* not walked at all */
 		rv = 0;
 		goto out;
 	}
@@ -258,9 +214,9 @@ static int copy_dir(struct walk *w, int srcfd, int dstfd, const char *name, cons
 			goto out;
 		}
 	}
-	if (walk_dir(w, sfd, dfd, depth + 1, crole) < 0)
+	if (walk_dir(w, sfd, dfd, depth + 1, cshape) < 0)
 		goto out;
-	if (w->copy && crole == ROLE_TRITON_KEY && rewrite_groups(w, dfd) < 0)
+	if (w->copy && cshape == EXTC_SHAPE_TRITON_KERNEL && rewrite_groups(w, dfd) < 0)
 		goto out;
 	if (w->copy) {
 		times_of(sb, ts);
@@ -279,13 +235,13 @@ out:
 }
 
 static int walk_entry(struct walk *w, int srcfd, int dstfd, const char *name, const char *dname,
-		      unsigned depth, enum role role)
+		      unsigned depth, enum extc_shape shape)
 {
 	struct stat sb;
 	size_t saved;
 	int rv;
 
-	switch (extc_warm_name_rule(name, role == ROLE_INDUCTOR)) {
+	switch (extc_warm_name_rule(name, shape == EXTC_SHAPE_INDUCTOR)) {
 	case EXTC_NAME_LOCK:
 		w->st->skipped_locks++;
 		return (0);
@@ -305,7 +261,7 @@ static int walk_entry(struct walk *w, int srcfd, int dstfd, const char *name, co
 	} else if (S_ISLNK(sb.st_mode)) {
 		rv = copy_link(w, srcfd, dstfd, name, dname, &sb);
 	} else if (S_ISDIR(sb.st_mode)) {
-		rv = copy_dir(w, srcfd, dstfd, name, dname, &sb, depth, role);
+		rv = copy_dir(w, srcfd, dstfd, name, dname, &sb, depth, shape);
 	} else {
 		w->st->skipped_special++;
 		rv = 0;
@@ -314,7 +270,7 @@ static int walk_entry(struct walk *w, int srcfd, int dstfd, const char *name, co
 	return (rv);
 }
 
-static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum role role)
+static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum extc_shape shape)
 {
 	struct dirent *de;
 	DIR *d;
@@ -332,7 +288,7 @@ static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum r
 		de = readdir(d);
 		if (de == NULL)
 			break;
-		if (walk_entry(w, srcfd, dstfd, de->d_name, de->d_name, depth, role) < 0)
+		if (walk_entry(w, srcfd, dstfd, de->d_name, de->d_name, depth, shape) < 0)
 			goto out;
 	}
 	if (errno != 0) {
@@ -376,7 +332,7 @@ int extc_warm_measure(int srcfd, const struct extc_warm_opts *o, struct extc_cop
 	memset(st, 0, sizeof(*st));
 	if (walk_init(&w, srcfd, o, st, false, why, whylen) < 0)
 		return (-1);
-	return (walk_dir(&w, srcfd, -1, 0, ROLE_ROOT));
+	return (walk_dir(&w, srcfd, -1, 0, EXTC_SHAPE_LEAF));
 }
 
 int extc_warm_copy_tree(int srcfd, int dstfd, const struct extc_warm_opts *o,
@@ -388,7 +344,7 @@ int extc_warm_copy_tree(int srcfd, int dstfd, const struct extc_warm_opts *o,
 	memset(st, 0, sizeof(*st));
 	if (walk_init(&w, srcfd, o, st, true, why, whylen) < 0)
 		return (-1);
-	rv = walk_dir(&w, srcfd, dstfd, 0, ROLE_ROOT);
+	rv = walk_dir(&w, srcfd, dstfd, 0, EXTC_SHAPE_LEAF);
 	free(w.buf);
 	return (rv);
 }
@@ -403,7 +359,7 @@ int extc_warm_copy_entry(int srcfd, const char *name, int dstfd, const char *dna
 	if (walk_init(&w, srcfd, o, st, true, why, whylen) < 0)
 		return (-1);
 	/* a published entry is complete by now: nothing below it has torch's rules */
-	rv = walk_entry(&w, srcfd, dstfd, name, dname, 1, ROLE_PLAIN);
+	rv = walk_entry(&w, srcfd, dstfd, name, dname, 1, EXTC_SHAPE_PLAIN);
 	free(w.buf);
 	return (rv);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: publishing a leaf's completed builds into a shared directory, atomically. */
+/* spank-ext-cache: publishing a leaf's completed builds into a shared directory, by copy, atomically. */
 #ifndef EXTC_WARM_PUBLISH_H_
 #define EXTC_WARM_PUBLISH_H_
 
@@ -8,17 +8,7 @@
 
 #include "warm/manifest.h"
 #include "warm/warm_copy.h"
-
-struct extc_publish_report {
-	uint64_t published;	/* entries this process renamed into place */
-	uint64_t present;	/* entries already there (published earlier) */
-	uint64_t lost;		/* entries another publisher renamed in first */
-	uint64_t failed;
-	uint64_t incomplete;	/* torch builds skipped: no .so, or a lock */
-	uint64_t abandoned;	/* killed publishers' stages and drafts removed */
-	struct extc_copy_stats copy;
-	char first_error[256];
-};
+#include "warm/warm_walk.h"
 
 /*
  * Publish: copy every completed entry of the leaf into 'dirfd' (a torch

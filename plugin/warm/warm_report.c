@@ -41,14 +41,14 @@ void extc_warm_report_taken(struct extc_warm_report *r, const char *where, uint6
 }
 
 void extc_warm_report_seeded(struct extc_warm_report *r, const char *where,
-			     const struct extc_warm_seed_res *res, bool take)
+			     const struct extc_warm_seed_res *res)
 {
 	switch (res->seed) {
 	case EXTC_SEED_DONE:
 		/* nothing there after all: another step of a pool key may hold its builds now */
 		if (res->st.files == 0)
 			extc_warm_report_cold(r, "%s held nothing when this step looked", where);
-		else if (take)
+		else if (res->by_rename)
 			extc_warm_report_taken(r, where, res->st.files, res->ns);
 		else
 			extc_warm_report_warm(r, where, res->st.files, res->st.bytes, res->ns);

@@ -48,11 +48,11 @@ void extc_warm_report_taken(struct extc_warm_report *r, const char *where, uint6
 
 /*
  * What a seed from 'where' (escaped: "the node pool (key ...)",
- * "--ext-cache-seed=DIR") did: warm (by rename when 'take'), kept, or
+ * "--ext-cache-seed=DIR") did: warm (by rename when res->by_rename), kept, or
  * cold with the seed's reason.
  */
 void extc_warm_report_seeded(struct extc_warm_report *r, const char *where,
-			     const struct extc_warm_seed_res *res, bool take);
+			     const struct extc_warm_seed_res *res);
 
 /* Not seeded: the job's directory already held an earlier step's files. */
 void extc_warm_report_kept(struct extc_warm_report *r);

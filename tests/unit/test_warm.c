@@ -31,7 +31,7 @@
 #include "warm/warm_publish.h"
 #include "warm/warm_seed.h"
 #include "warm/warm_sweep.h"
-#include "warm/warm_take.h"
+#include "pool/pool_rename.h"
 
 #define NOBODY 65534
 
@@ -578,7 +578,7 @@ static void test_take_renames_the_keys_builds_into_the_leaf(void **state)
 	o.dest = leaf;
 	key = opendir_at("tk/key");
 	l1 = opendir_at("tk/l1");
-	assert_int_equal(extc_warm_take(key, l1, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
+	assert_int_equal(extc_pool_rename_take(key, l1, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
 	assert_int_equal(fstatat(fx.rootfd, "tk/l1/torch_extensions", &after, 0), 0);
 	assert_int_equal(before.st_ino, after.st_ino);	/* renamed, not copied */
 	assert_true(there("tk/l1/torchinductor/fxgraph/46/f4633/y3pj"));
@@ -592,11 +592,11 @@ static void test_take_renames_the_keys_builds_into_the_leaf(void **state)
 	assert_non_null(strstr(text, group));
 	/* a second step of the key: nothing left to take, a cold start */
 	l2 = opendir_at("tk/l2");
-	assert_int_equal(extc_warm_take(key, l2, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
+	assert_int_equal(extc_pool_rename_take(key, l2, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
 	assert_int_equal(st.files, 0);
 	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "tk/l2"), 1);
 	/* a leaf that holds builds already is not fresh */
-	assert_int_equal(extc_warm_take(l2, l1, &o, &st, why, sizeof(why)), EXTC_SEED_NOT_FRESH);
+	assert_int_equal(extc_pool_rename_take(l2, l1, &o, &st, why, sizeof(why)), EXTC_SEED_NOT_FRESH);
 	close(key);
 	close(l1);
 	close(l2);
@@ -808,7 +808,7 @@ static void test_broken_entries_are_left_out(void **state)
 	}
 }
 
-/* Publishing copies into DIR naming DIR; the pool's move renames, naming the pool. */
+/* Publishing copies into DIR naming DIR; the pool's put-back renames, naming the pool. */
 static void test_publish_and_move_name_where_the_entry_goes(void **state)
 {
 	struct extc_publish_report rep;
@@ -835,9 +835,8 @@ static void test_publish_and_move_name_where_the_entry_goes(void **state)
 	assert_int_equal(fsfx_mkdirs(&fx, "pub/pool"), 0);
 	abs_of(pool, sizeof(pool), "pub/pool");
 	opts_triton(&o, pool);
-	o.move = true;
 	dirfd = openat(fx.rootfd, "pub/pool", O_RDONLY | O_DIRECTORY);
-	assert_int_equal(extc_warm_publish(leaf, dirfd, &o, &mf, &rep, why, sizeof(why)), 0);
+	assert_int_equal(extc_pool_rename_put_back(leaf, dirfd, &o, &mf, &rep, why, sizeof(why)), 0);
 	assert_int_equal(rep.published, 1);
 	assert_false(fsfx_exists_at(fx.rootfd, "pub/leaf/triton/" TRITON_KEY));
 	assert_true(triton_hit(pool, pool, &inside));

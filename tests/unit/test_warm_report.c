@@ -80,27 +80,29 @@ static void test_what_a_seed_did(void **state)
 	res.st.files = 12;
 	res.st.bytes = 2048;
 	res.ns = 250000000;
-	extc_warm_report_seeded(&r, "--ext-cache-seed=/scratch/jit", &res, false);
+	extc_warm_report_seeded(&r, "--ext-cache-seed=/scratch/jit", &res);
 	extc_warm_report_line(&r, "n1", line, sizeof(line));
 	assert_string_equal(line, "node n1: warm: seeded 12 files, 2.0 KiB (2048 bytes), from "
 			    "--ext-cache-seed=/scratch/jit in 0.250 s");
 	res.st.files = 0;
-	extc_warm_report_seeded(&r, "the node pool (key 0123abcd...)", &res, true);
+	res.by_rename = true;
+	extc_warm_report_seeded(&r, "the node pool (key 0123abcd...)", &res);
+	res.by_rename = false;
 	extc_warm_report_line(&r, "n1", line, sizeof(line));
 	assert_string_equal(line, "node n1: cold: the node pool (key 0123abcd...) held nothing "
 			    "when this step looked");
 	res.seed = EXTC_SEED_REFUSED;
 	snprintf(res.seed_why, sizeof(res.seed_why), "it holds 2.0 GiB, more than seed_max=");
-	extc_warm_report_seeded(&r, "SLURM_EXT_CACHE_SEED=/s", &res, false);
+	extc_warm_report_seeded(&r, "SLURM_EXT_CACHE_SEED=/s", &res);
 	extc_warm_report_line(&r, "n2", line, sizeof(line));
 	assert_string_equal(line, "node n2: cold: SLURM_EXT_CACHE_SEED=/s: not seeded: it holds "
 			    "2.0 GiB, more than seed_max=");
 	res.seed = EXTC_SEED_ABSENT;
-	extc_warm_report_seeded(&r, "seed=/home/u/jit", &res, false);
+	extc_warm_report_seeded(&r, "seed=/home/u/jit", &res);
 	extc_warm_report_line(&r, "n2", line, sizeof(line));
 	assert_string_equal(line, "node n2: cold: seed=/home/u/jit does not exist (yet)");
 	res.seed = EXTC_SEED_NOT_FRESH;
-	extc_warm_report_seeded(&r, "seed=/home/u/jit", &res, false);
+	extc_warm_report_seeded(&r, "seed=/home/u/jit", &res);
 	assert_int_equal(r.kind, EXTC_WARM_REPORT_KEPT);
 }
 

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* spank-ext-cache: the walk over a leaf's completed builds, each handed to the caller to place. */
+#ifndef EXTC_WARM_WALK_H_
+#define EXTC_WARM_WALK_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "warm/manifest.h"
+#include "warm/warm_copy.h"
+
+/* What placing a leaf's builds somewhere did. */
+struct extc_publish_report {
+	uint64_t published;	/* entries this process placed */
+	uint64_t present;	/* entries already there (placed earlier) */
+	uint64_t lost;		/* entries another process placed first */
+	uint64_t failed;
+	uint64_t incomplete;	/* torch builds skipped: no .so, or a lock; broken Triton kernels */
+	uint64_t abandoned;	/* killed publishers' stages and drafts removed */
+	struct extc_copy_stats copy;
+	char first_error[256];
+};
+
+/* One completed entry the walk chose, and where it goes. */
+struct extc_warm_entry {
+	int srcfd;		/* the leaf's directory it is in */
+	const char *name;	/* its name there, and the name it takes where it goes */
+	const struct stat *sb;
+	int dstfd;		/* the directory it goes into (made by the walk when first needed) */
+	const char *rel;	/* its path below the leaf, for messages */
+	unsigned merge;		/* levels of a content-addressed directory that may merge into one */
+	const char *triton_final; /* a Triton kernel's: the path its group files must name; else NULL */
+};
+
+struct extc_warm_walk;
+
+/* Put one entry where it goes, reporting into w->rep. */
+typedef void (*extc_warm_place_fn)(struct extc_warm_walk *w, const struct extc_warm_entry *e);
+
+/*
+ * A walk: the rules of the cache's shape (warm_shape.h) choose the
+ * entries, 'place' puts each where it goes (a publish copies, the node
+ * pool renames), reporting into 'rep'.
+ */
+struct extc_warm_walk {
+	const struct extc_warm_opts *o;
+	const struct extc_manifest *mf;	/* the manifest the directory must have */
+	extc_warm_place_fn place;
+	void *ctx;			/* the placer's own */
+	struct extc_publish_report *rep;
+};
+
+/*
+ * Place every completed entry of the leaf 'leaffd' into 'dirfd': a torch
+ * extension directory <torch>/[<pyver_cu>/]<name>, each Triton kernel
+ * whose group files parse, and every top-level child of the other
+ * subdirectories but Inductor's locks/. The manifest w->mf is written
+ * first if the directory has none, and refreshed after anything was
+ * placed; a directory whose manifest is for another key or CPU is refused
+ * whole. This user's stages and manifest drafts older than
+ * o->stale_before are removed first. 0 when every entry is placed or
+ * present, -1 otherwise ('why' and the report say what).
+ */
+int extc_warm_walk(struct extc_warm_walk *w, int leaffd, int dirfd, char *why, size_t whylen);
+
+/* A placer's failure: counted, and the first one kept for the report. */
+void extc_warm_walk_fail(struct extc_warm_walk *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Has the walk's deadline passed? */
+bool extc_warm_walk_late(const struct extc_warm_walk *w);
+
+/*
+ * Rename without replacing. renameat2(RENAME_NOREPLACE) where the
+ * filesystem has it; NFS and older kernels do not, and then a directory is
+ * renamed plainly (which fails on a non-empty one) and anything else is
+ * linked (which fails on an existing name) and its old name dropped.
+ */
+int extc_warm_walk_rename_noreplace(int sfd, const char *sname, int dfd, const char *dname,
+				    bool isdir);
+
+#endif /* EXTC_WARM_WALK_H_ */
