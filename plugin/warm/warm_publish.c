@@ -46,12 +46,13 @@ static int rewrite_stage(struct extc_warm_walk *w, int dstfd, const char *stage,
 static void merge_copy(struct extc_warm_walk *w, const struct extc_warm_entry *e)
 {
 	struct dirent *de;
-	char shown[160];
 	int sfd = openat(e->srcfd, e->name, EXTC_DIR_OPEN_FLAGS);
 	int dfd = openat(e->dstfd, e->name, EXTC_DIR_OPEN_FLAGS);
 	DIR *d = sfd >= 0 && dfd >= 0 ? extc_warm_opendir(sfd) : NULL;
 
 	if (dfd < 0) {
+		char shown[160];
+
 		extc_escape(e->rel, 120, shown, sizeof(shown));
 		extc_warm_walk_fail(w, "%s: cannot make its directory: %s", shown, strerror(errno));
 	}

@@ -90,9 +90,10 @@ static void place(struct extc_warm_walk *w, int srcfd, const char *name, const s
 		  struct level *dst, const char *rel, unsigned merge, const char *triton_final)
 {
 	struct extc_warm_entry e = { srcfd, name, sb, level_fd(dst), rel, merge, triton_final };
-	char shown[160];
 
 	if (e.dstfd < 0) {
+		char shown[160];
+
 		extc_escape(rel, 120, shown, sizeof(shown));
 		extc_warm_walk_fail(w, "%s: cannot make its directory: %s", shown, strerror(errno));
 		return;
