@@ -14,8 +14,9 @@
 #      lines (and 40 or more tokens);
 #   4. seams (tests/lib/seams.py, python3 on the sources): plugin/'s layers
 #      depend downwards only, only the SPANK glue includes Slurm's headers,
-#      each header declares only its own file's functions, and no two files
-#      include or call each other (each gate is explained below);
+#      each header declares only its own file's functions, no two files
+#      include or call each other, and each exported name says its file (each
+#      gate is explained below);
 #   5. sizes, warnings only: a plugin/ source file of 400 lines or more, or a
 #      function in them of 80 or more (from its opening to its closing
 #      brace), is printed as a "# warning:" line; the check itself passes.
@@ -205,12 +206,22 @@ fi
 #            two files call each other, nor any longer ring of them;
 #   calls    the same said of the calls themselves (each body's calls
 #            mapped to the file defining the callee): it also catches a call
-#            through a prototype written by hand instead of an include.
+#            through a prototype written by hand instead of an include;
+#   names    each function a .c file exports is extc_<x> or extc_<x>_...,
+#            <x> the file's stem or the stem without its layer's "<layer>_"
+#            (fs/fs_tree.c: extc_fs_tree_* or extc_tree_*), so a call names
+#            the file it goes to and a name found in a backtrace or a grep
+#            leads to one file; slurm_spank_* and plugin_* are the entry
+#            points, in spank/dispatch.c only; at most three files may export
+#            other extc_ names (NAME_FREE_FILES in seams.py, each with its
+#            reason: today text.c and log.c, whose names are on almost every
+#            line and read as the language's own).
 seam_gates="layers:each layer includes only its own and lower layers' headers
 slurm:only plugin/spank/ includes Slurm's headers
 headers:each header declares only its own .c file's functions
 includes:no include cycle among plugin/'s files
-calls:no two plugin/ files call each other (no call cycle)"
+calls:no two plugin/ files call each other (no call cycle)
+names:each exported name says its file"
 if have python3; then
     while IFS=: read -r gate says; do
         out=$(python3 tests/lib/seams.py "$gate" 2>&1)
