@@ -17,10 +17,11 @@
 #      each header declares only its own file's functions, no two files
 #      include or call each other, and each exported name says its file (each
 #      gate is explained below);
-#   5. sizes, warnings only: a plugin/ source file of 400 lines or more, a
-#      plugin/ .c file under 50, or a function in them of 80 lines or more
-#      (from its opening to its closing brace), is printed as a "# warning:"
-#      line; the check itself passes.
+#   5. sizes and namesakes, warnings only: a plugin/ source file of 400 lines
+#      or more, a plugin/ .c file under 50, a function in them of 80 lines or
+#      more (from its opening to its closing brace), and a static name
+#      defined in two or more plugin/ .c files are printed as "# warning:"
+#      lines; the checks themselves pass.
 # A missing tool is a failure, never a skip (scripts/install-deps.sh test
 # installs shellcheck, cppcheck and python3; jscpd needs node and npm,
 # Debian's npm package). Prints ok/not ok lines, ends with "N passed, M failed",
@@ -235,7 +236,7 @@ if have python3; then
     done <<<"$seam_gates"
 fi
 
-# ---- 5. sizes (warnings) ----------------------------------------------------------------------
+# ---- 5. sizes and namesakes (warnings) --------------------------------------------------------
 # What goes over is printed as "# warning: ..." lines and fails nothing.
 # A .c file under 50 lines was usually cut off to break a cycle or to keep
 # another under the 400-line warning, not drawn around a concern of its own:
@@ -249,5 +250,20 @@ size_warnings=$(printf '%s\n%s\n' "$long_files" "$long_functions" | grep -v '^$'
 n_size_warnings=$(grep -c . <<<"$size_warnings")
 t_pass "sizes: plugin/ files of 400 lines or more or .c files under 50, functions of 80 or more: $n_size_warnings warning(s)"
 [ "$n_size_warnings" -eq 0 ] || t_note "$size_warnings"
+# A static function or file-scope variable of one name in two .c files
+# (seams.py namesakes) ties the two together to anyone following names
+# through the tree, and most often marks a helper written twice: one copy
+# belongs in a lower layer, or one of them wants a name of its own.
+if have python3; then
+    out=$(python3 tests/lib/seams.py namesakes 2>&1)
+    rc=$?
+    if [ "$rc" -le 1 ]; then
+        n_namesakes=$(grep -c . <<<"$out")
+        t_pass "namesakes: static names defined in two or more plugin/ .c files: $n_namesakes warning(s)"
+        [ "$n_namesakes" -eq 0 ] || t_note "$(awk '{print "warning: " $0}' <<<"$out")"
+    else
+        t_fail "namesakes: plugin/ read by seams.py" "exit $rc"$'\n'"$out"
+    fi
+fi
 
 t_summary

@@ -19,7 +19,9 @@ CHECK is one of:
             stem or the stem without its layer's "<layer>_" (fs/fs_tree.c:
             fs_tree or tree); spank/dispatch.c may also define the entry
             points (slurm_spank_*, plugin_*), no other file may, and the
-            files of NAME_FREE_FILES (at most 3) may export any extc_ name.
+            files of NAME_FREE_FILES (at most 3) may export any extc_ name;
+  namesakes a static function or file-scope variable of the same name in two
+            or more .c files (lint.sh prints these as warnings).
 Prints one line per finding and exits 1 if there is any, 0 if none, 2 if the
 tree cannot be read as expected.
 
@@ -455,8 +457,75 @@ def check_names(t):
     return bad
 
 
+def static_names(head):
+    """The names a file-scope static declaration HEAD defines: a function
+    definition's, or each variable's ("static int a, *b[2] = {...};"); a
+    prototype defines none."""
+    head = strip_attributes(" ".join(head.split()))
+    if not re.match(r"(\w+\s+)*static\b", head) or re.match(r"typedef\b", head):
+        return []
+    # initializers out: brace groups first, then what follows each "="
+    while True:
+        cut = re.sub(r"\{[^{}]*\}", " ", head)
+        if cut == head:
+            break
+        head = cut
+    names = []
+    depth, start, parts = 0, 0, []
+    for i, c in enumerate(head):
+        depth += c in "(["
+        depth -= c in ")]"
+        if c == "," and depth == 0:
+            parts.append(head[start:i])
+            start = i + 1
+    parts.append(head[start:])
+    for part in parts:
+        part = part.split("=")[0]
+        ptr = re.search(r"\(\s*\*\s*(?:const\s+)?([A-Za-z_]\w*)\s*\)", part)
+        if ptr:
+            names.append(ptr.group(1))  # a pointer to a function: a variable
+            continue
+        if "(" in part:
+            continue  # a prototype
+        part = re.sub(r"\[[^\]]*\]", " ", part)
+        m = re.search(r"([A-Za-z_]\w*)\s*$", part)
+        if m and m.group(1) not in ("static", "const", "volatile"):
+            names.append(m.group(1))
+    return names
+
+
+def check_namesakes(t):
+    where = {}  # name -> [(file:line, "()" for a function or "" for a variable)]
+    for f in t.files:
+        if not f.endswith(".c"):
+            continue
+        for kind, head, _, line in t.items[f]:
+            if not is_static(head):
+                continue
+            if kind == "def":
+                name = declared_name(head)
+                if name:
+                    where.setdefault(name, []).append((f"{f}:{name_line(head, name, line)}", "()"))
+                continue
+            for name in static_names(head):
+                m = re.search(r"\b" + re.escape(name) + r"\b", head)
+                at = line - head[m.start():].count("\n") if m else line
+                where.setdefault(name, []).append((f"{f}:{at}", ""))
+    bad = []
+    for name, places in sorted(where.items()):
+        if len({p.rsplit(":", 1)[0] for p, _ in places}) < 2:
+            continue
+        at = [p for p, _ in places]
+        kinds = {k for _, k in places}
+        what = name + kinds.pop() if len(kinds) == 1 else f"{name} (as a function and as a variable)"
+        bad.append(f"{', '.join(at[:-1])} and {at[-1]}: "
+                   f"{'both define' if len(at) == 2 else 'each defines'} static {what}")
+    return bad
+
+
 CHECKS = {"layers": check_layers, "slurm": check_slurm, "headers": check_headers,
-          "includes": check_includes, "calls": check_calls, "names": check_names}
+          "includes": check_includes, "calls": check_calls, "names": check_names,
+          "namesakes": check_namesakes}
 
 
 def main(argv):
