@@ -13,7 +13,15 @@ CHECK is one of:
   includes  no include cycle among plugin/'s files (x.c and x.h including y.h:
             x depends on y);
   calls     no call cycle among plugin/'s files (x.c calling a function y.c
-            defines: x calls y).
+            defines: x calls y);
+  names     each exported name says its file: a function a .c file defines
+            with external linkage is extc_<x> or extc_<x>_..., <x> the file's
+            stem or the stem without its layer's "<layer>_" (fs/fs_tree.c:
+            fs_tree or tree); spank/dispatch.c may also define the entry
+            points (slurm_spank_*, plugin_*), no other file may, and the
+            files of NAME_FREE_FILES (at most 3) may export any extc_ name;
+  namesakes a static function or file-scope variable of the same name in two
+            or more .c files (lint.sh prints these as warnings).
 Prints one line per finding and exits 1 if there is any, 0 if none, 2 if the
 tree cannot be read as expected.
 
@@ -32,6 +40,23 @@ SLURM_LAYER = "spank"
 C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else", "case",
               "_Alignof", "alignof", "_Static_assert", "__attribute__", "__typeof__",
               "typeof", "defined", "offsetof", "va_arg", "__builtin_expect"}
+# The files that may export extc_ names not saying the file (at most 3; the
+# names check refuses more). Each is here because its names are used on
+# almost every line and read as the language's own, where the file's name in
+# each call would be noise:
+NAME_FREE_FILES = {
+    # extc_fmt, extc_vfmt, extc_escape, extc_has_prefix, extc_parse_u32,
+    # extc_sanitize: the bounded string work of nearly every function that
+    # builds a path or a message, read as snprintf and strncmp are
+    "plugin/base/text.c",
+    # extc_error, extc_info, extc_verbose, extc_debug, extc_user: every log
+    # line of the plugin is one of these calls, read as a printf is
+    "plugin/spank/log.c",
+}
+# The plugin's entry points, the names Slurm looks up (spank/ext_cache.lds),
+# and the one file that may define them.
+ENTRY_PREFIXES = ("slurm_spank_", "plugin_")
+ENTRY_FILE = "plugin/spank/dispatch.c"
 
 
 def fail(msg):
@@ -383,8 +408,124 @@ def check_calls(t):
     return cycle_findings("call", t.files, call_edges(t))
 
 
+def name_line(head, name, line):
+    """The line NAME is on in a definition HEAD whose "{" is on LINE."""
+    m = re.search(r"\b" + re.escape(name) + r"\s*\(", head)
+    return line - head[m.start():].count("\n") if m else line
+
+
+def own_stems(path):
+    """What the exported names of .c file PATH may start with after "extc_":
+    its stem, and that stem without "<layer>_" if it starts with it."""
+    stem = os.path.basename(module_of(path))
+    layer = layer_of(path)
+    out = [stem]
+    if layer and stem.startswith(layer + "_") and len(stem) > len(layer) + 1:
+        out.append(stem[len(layer) + 1:])
+    return out
+
+
+def check_names(t):
+    if len(NAME_FREE_FILES) > 3:
+        fail(f"NAME_FREE_FILES lists {len(NAME_FREE_FILES)} files; at most 3")
+    bad = []
+    for f in t.files:
+        if not f.endswith(".c"):
+            continue
+        stems = own_stems(f)
+        allowed = [f"extc_{s}[_*]" for s in stems]
+        if f == ENTRY_FILE:
+            allowed += [p + "*" for p in ENTRY_PREFIXES]
+        if f in NAME_FREE_FILES:
+            allowed = ["extc_*"]
+        allowed = " or ".join(allowed) if len(allowed) < 3 else \
+            ", ".join(allowed[:-1]) + " or " + allowed[-1]
+        for kind, head, _, line in t.items[f]:
+            if kind != "def" or is_static(head):
+                continue
+            name = declared_name(head)
+            if not name:
+                continue
+            if any(name == f"extc_{s}" or name.startswith(f"extc_{s}_") for s in stems):
+                continue
+            if f == ENTRY_FILE and name.startswith(ENTRY_PREFIXES):
+                continue
+            if f in NAME_FREE_FILES and name.startswith("extc_"):
+                continue
+            bad.append(f"{f}:{name_line(head, name, line)}: exports {name}(); "
+                       f"its names are {allowed}")
+    return bad
+
+
+def static_names(head):
+    """The names a file-scope static declaration HEAD defines: a function
+    definition's, or each variable's ("static int a, *b[2] = {...};"); a
+    prototype defines none."""
+    head = strip_attributes(" ".join(head.split()))
+    if not re.match(r"(\w+\s+)*static\b", head) or re.match(r"typedef\b", head):
+        return []
+    # initializers out: brace groups first, then what follows each "="
+    while True:
+        cut = re.sub(r"\{[^{}]*\}", " ", head)
+        if cut == head:
+            break
+        head = cut
+    names = []
+    depth, start, parts = 0, 0, []
+    for i, c in enumerate(head):
+        depth += c in "(["
+        depth -= c in ")]"
+        if c == "," and depth == 0:
+            parts.append(head[start:i])
+            start = i + 1
+    parts.append(head[start:])
+    for part in parts:
+        part = part.split("=")[0]
+        ptr = re.search(r"\(\s*\*\s*(?:const\s+)?([A-Za-z_]\w*)\s*\)", part)
+        if ptr:
+            names.append(ptr.group(1))  # a pointer to a function: a variable
+            continue
+        if "(" in part:
+            continue  # a prototype
+        part = re.sub(r"\[[^\]]*\]", " ", part)
+        m = re.search(r"([A-Za-z_]\w*)\s*$", part)
+        if m and m.group(1) not in ("static", "const", "volatile"):
+            names.append(m.group(1))
+    return names
+
+
+def check_namesakes(t):
+    where = {}  # name -> [(file:line, "()" for a function or "" for a variable)]
+    for f in t.files:
+        if not f.endswith(".c"):
+            continue
+        for kind, head, _, line in t.items[f]:
+            if not is_static(head):
+                continue
+            if kind == "def":
+                name = declared_name(head)
+                if name:
+                    where.setdefault(name, []).append((f"{f}:{name_line(head, name, line)}", "()"))
+                continue
+            for name in static_names(head):
+                m = re.search(r"\b" + re.escape(name) + r"\b", head)
+                at = line - head[m.start():].count("\n") if m else line
+                where.setdefault(name, []).append((f"{f}:{at}", ""))
+    bad = []
+    for name, places in sorted(where.items()):
+        if len({p.rsplit(":", 1)[0] for p, _ in places}) < 2:
+            continue
+        at = [p for p, _ in places]
+        kinds = {k for _, k in places}
+        what = name + kinds.pop() if len(kinds) == 1 else f"{name} (as a function and as a variable)"
+        bad.append(f"{', '.join(at[:-1])} and {at[-1]}: "
+                   f"{'both define' if len(at) == 2 else 'each defines'} static {what}")
+    return bad
+
+
 CHECKS = {"layers": check_layers, "slurm": check_slurm, "headers": check_headers,
-          "includes": check_includes, "calls": check_calls}
+          "includes": check_includes, "calls": check_calls, "names": check_names,
+          "namesakes": check_namesakes}
 
 
 def main(argv):
