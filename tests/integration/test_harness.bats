@@ -206,7 +206,7 @@ teardown() {
     local p
     [ -e "$BATS_FILE_TMPDIR/stand-ins" ] || return 0
     while read -r p; do kill "$p" 2>/dev/null || true; done <"$BATS_FILE_TMPDIR/stand-ins"
-    rm -f "$BATS_FILE_TMPDIR/stand-ins" "$LAB/work/extc-finisher"
+    rm -f "$BATS_FILE_TMPDIR/stand-ins" "$LAB/work/extc-finisher" "$LAB/work/extc-epilog"
 }
 
 teardown_file() {
@@ -291,23 +291,36 @@ SBATCH
 
 @test "lab_wait_settled waits for a process named as the plugin's detached work in a node, not outside the lab" {
     local rc=0 out
-    # a program whose name (comm) is the step's detached end's, in n2's
-    # mount namespace and in the host's
+    # programs whose names (comm) are the step's and the epilog's detached
+    # ends', in n2's and n3's mount namespaces and in the host's
     cp /bin/sleep "$LAB/work/extc-finisher"
+    cp /bin/sleep "$LAB/work/extc-epilog"
     "$LAB/work/extc-finisher" 60 </dev/null >/dev/null 2>&1 &
     echo $! >"$BATS_FILE_TMPDIR/stand-ins"
     nsenter -t "$(_lab_slurmd_pid n2)" -m "$LAB/work/extc-finisher" 60 </dev/null >/dev/null 2>&1 &
     node_pid=$!
     echo "$node_pid" >>"$BATS_FILE_TMPDIR/stand-ins"
+    nsenter -t "$(_lab_slurmd_pid n3)" -m "$LAB/work/extc-epilog" 60 </dev/null >/dev/null 2>&1 &
+    epilog_pid=$!
+    echo "$epilog_pid" >>"$BATS_FILE_TMPDIR/stand-ins"
     # shellcheck disable=SC2016  # evaluated by poll, each time
     poll 10 eval '[ "$(readlink /proc/$node_pid/ns/mnt)" = "$(readlink /proc/$(_lab_slurmd_pid n2)/ns/mnt)" ] &&
-        [ "$(cat /proc/$node_pid/comm)" = extc-finisher ]' || fail "the stand-in never ran in n2's namespace"
+        [ "$(cat /proc/$node_pid/comm)" = extc-finisher ] &&
+        [ "$(readlink /proc/$epilog_pid/ns/mnt)" = "$(readlink /proc/$(_lab_slurmd_pid n3)/ns/mnt)" ] &&
+        [ "$(cat /proc/$epilog_pid/comm)" = extc-epilog ]' || fail "the stand-ins never ran in n2's and n3's namespaces"
     out=$(lab_wait_settled 1 2>&1) || rc=$?
-    [ "$rc" -ne 0 ] || fail "lab_wait_settled returned with detached work running on n2: $out"
-    # n2's is named, the host's is not
-    assert_equal "$(grep 'extc-finisher$' <<<"$out")" "$node_pid extc-finisher"
+    [ "$rc" -ne 0 ] || fail "lab_wait_settled returned with detached work running on n2 and n3: $out"
+    # the nodes' are named, the host's is not
+    assert_equal "$(grep -E 'extc-(finisher|epilog)$' <<<"$out" | sort -n | paste -sd'|')" \
+        "$(printf '%s\n' "$node_pid extc-finisher" "$epilog_pid extc-epilog" | sort -n | paste -sd'|')"
     kill "$node_pid"
     wait "$node_pid" || true
+    # the epilog's stand-in alone still holds it
+    rc=0
+    out=$(lab_wait_settled 1 2>&1) || rc=$?
+    [ "$rc" -ne 0 ] || fail "lab_wait_settled returned with the epilog's detached work running on n3: $out"
+    kill "$epilog_pid"
+    wait "$epilog_pid" || true
     lab_wait_settled 10 || fail "lab_wait_settled failed with nothing running on the nodes"
 }
 

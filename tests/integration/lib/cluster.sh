@@ -434,10 +434,13 @@ lab_wait_settled() {
 # _lab_detached_work: "PID COMM" of each extc-finisher or extc-epilog in a
 # mount namespace of this lab's nodes (not another lab's, beside it; a node
 # whose slurmd is gone still counts: _lab_node_of_pid reads the mounts).
+# One pgrep per name: procps-ng 4 refuses a pattern longer than a process
+# name can be (15 characters) with -x, so 'extc-finisher|extc-epilog' would
+# match nothing at all, and the wait would never wait.
 _lab_detached_work() {
     local p
     _lab_identity
-    for p in $(pgrep -x 'extc-finisher|extc-epilog'); do
+    for p in $(pgrep -x extc-finisher; pgrep -x extc-epilog); do
         _lab_node_of_pid "$p" >/dev/null && echo "$p $(cat "/proc/$p/comm" 2>/dev/null)"
     done
     return 0
