@@ -16,10 +16,10 @@
 #include "base/noexec.h"
 #include "base/text.h"
 #include "fs/fs_tree.h"
-#include "spank/ctx_step.h"
 #include "spank/log.h"
 #include "spank/option.h"
 #include "spank/pool_step.h"
+#include "spank/slurmstepd.h"
 #include "spank/step_container.h"
 #include "spank/step_end.h"
 #include "spank/step_exports.h"
@@ -71,7 +71,7 @@ static void step_reset(void)
 	extc_step_view_reset();
 }
 
-int extc_step_init(spank_t sp, int ac, char **av)
+int extc_slurmstepd_init(spank_t sp, int ac, char **av)
 {
 	uint32_t jobid, stepid;
 	char why[EXTC_WHY_MAX];
@@ -110,7 +110,7 @@ static bool failure_fails_step(void)
  * exists. This hook must not fail for anything a user can cause: for a
  * batch step that drains the node. Problems are kept for task_init.
  */
-int extc_step_init_post_opt(spank_t sp, int ac, char **av)
+int extc_slurmstepd_init_post_opt(spank_t sp, int ac, char **av)
 {
 	char leaf[EXTC_NAME_LEN];
 	char envbuf[EXTC_MODE_VALUE_MAX + 2];
@@ -195,7 +195,7 @@ static struct extc_step_leaf leaf_view(void)
 }
 
 /* user_init's environment changes reach every task of the step. */
-int extc_step_user_init(spank_t sp, int ac, char **av)
+int extc_slurmstepd_user_init(spank_t sp, int ac, char **av)
 {
 	struct extc_step_leaf leaf = leaf_view();
 	char prefix[PATH_MAX];
@@ -254,7 +254,7 @@ static void refuse_noexec(spank_t sp)
  * job's own view, where only the job can write. Tasks of the step race
  * for it; the first makes it and the others find it.
  */
-int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
+int extc_slurmstepd_task_init_privileged(spank_t sp, int ac, char **av)
 {
 	struct extc_fs_policy pol = step.pol;
 	struct extc_ident seen;
@@ -315,7 +315,7 @@ static void tell_user(spank_t sp)
 		   step.fail_step ? "failing the step" : "going on without one", step.why);
 }
 
-int extc_step_task_init(spank_t sp, int ac, char **av)
+int extc_slurmstepd_task_init(spank_t sp, int ac, char **av)
 {
 	struct extc_step_leaf leaf = leaf_view();
 	int taskid = 0;
@@ -359,7 +359,7 @@ static void finish_step(void *arg)
 }
 
 /* exit runs after the last task of the step on this node has ended. */
-int extc_step_exit(spank_t sp, int ac, char **av)
+int extc_slurmstepd_exit(spank_t sp, int ac, char **av)
 {
 	struct extc_step_leaf leaf = leaf_view();
 	const int keep[] = { step.hold_fd };
