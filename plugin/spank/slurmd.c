@@ -173,7 +173,7 @@ static void sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_
 
 	if (extc_stamp_due(cfg, pol, SWEEP_STAMP_NAME, EXTC_CTL_SWEEP_INTERVAL_S, (int64_t)time(NULL)))
 		ctl.max_asks = EXTC_CTL_ASKS_PER_SWEEP;
-	if (extc_tree_sweep(cfg, pol, extc_ctl_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
+	if (extc_tree_sweep(cfg, pol, extc_ctl_query_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
 		extc_error("epilog: sweeping leftovers: %s", why);
 		return;
 	}
