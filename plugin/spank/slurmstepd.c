@@ -20,11 +20,11 @@
 #include "spank/option.h"
 #include "spank/pool_step.h"
 #include "spank/slurmstepd.h"
+#include "spank/step.h"
 #include "spank/step_container.h"
 #include "spank/step_end.h"
 #include "spank/step_exports.h"
 #include "spank/step_image.h"
-#include "spank/step_info.h"
 #include "spank/step_seed.h"
 #include "spank/step_view.h"
 #include "spank/warm_step.h"
@@ -35,48 +35,19 @@
 /* Exit code of a task failed by this plugin (distinct from a shell's 1 and 2). */
 #define EXTC_TASK_FAILURE_EXIT 75	/* EX_TEMPFAIL: the cause is on the node, not in the program */
 
-/* One slurmstepd per step per node: its hooks (and task_init in its forked children) see this. */
-static struct {
-	bool configured;	/* init parsed the arguments */
-	bool managed;		/* this step has (or should have had) a directory */
-	bool created;
-	bool fail_step;		/* a problem the tasks must fail on */
-	bool warn_step;		/* a problem the user is told about, and the step goes on */
-	struct extc_config cfg;
-	struct extc_fs_policy pol;
-	char node_name[EXTC_NODE_NAME_MAX + 1];
-	struct extc_ids ids;
-	struct extc_choice choice;
-	char leaf_path[PATH_MAX];
-	bool in_image;		/* the step runs an image the plugin identified */
-	char warm_path[PATH_MAX];	/* what seeds fill and publishes take: the leaf, or its container/ */
-	struct extc_ident leaf_id;	/* the leaf as slurmstepd made it */
-	bool leaf_id_known;
-	struct extc_step_exports exports;	/* what user_init set */
-	int hold_fd;		/* the job level, locked shared while this step runs */
-	int *turn_done;		/* shared with the tasks: the first one's turn is done (step_seed.c) */
-	char why[EXTC_WHY_MAX];
-} step = { .hold_fd = -1 };
-
-static void step_reset(void)
-{
-	if (step.hold_fd >= 0)
-		close(step.hold_fd);
-	extc_step_seed_turn_unmap(step.turn_done);
-	memset(&step, 0, sizeof(step));
-	step.hold_fd = -1;
-	extc_step_containers_reset();
-	extc_pool_step_reset();	/* the pool's hold goes with the step's */
-	extc_step_info_reset();
-	extc_step_view_reset();
-}
+/*
+ * The step, as this slurmstepd's hooks (and task_init in the tasks it
+ * forks) see it: a plugin is loaded once per process, and a slurmstepd
+ * runs one step on this node. Zero until the first extc_step_reset.
+ */
+static struct extc_step step;
 
 int extc_slurmstepd_init(spank_t sp, int ac, char **av)
 {
 	uint32_t jobid, stepid;
 	char why[EXTC_WHY_MAX];
 
-	step_reset();
+	extc_step_reset(&step);
 	if (spank_get_item(sp, S_JOB_ID, &jobid) == ESPANK_SUCCESS &&
 	    spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS)
 		extc_log_scope_job(jobid, stepid);
@@ -85,7 +56,7 @@ int extc_slurmstepd_init(spank_t sp, int ac, char **av)
 		return (-1);
 	}
 	step.configured = true;
-	extc_step_image_init(sp);
+	extc_step_image_init(sp, &step);
 	return (extc_option_register(sp));
 }
 
@@ -99,12 +70,6 @@ static int get_ids(spank_t sp, struct extc_ids *ids)
 	return (0);
 }
 
-/* What the admin chose for a failure, or by default: fail only if the user asked. */
-static bool failure_fails_step(void)
-{
-	return (extc_on_error_fails(step.cfg.on_error, step.choice.user_asked));
-}
-
 /*
  * The directory is made here, as root, once per step and before any task
  * exists. This hook must not fail for anything a user can cause: for a
@@ -114,7 +79,6 @@ int extc_slurmstepd_init_post_opt(spank_t sp, int ac, char **av)
 {
 	char leaf[EXTC_NAME_LEN];
 	char envbuf[EXTC_MODE_VALUE_MAX + 2];
-	struct extc_pool_step_image image;
 	bool has_leaf;
 	uint64_t t0;
 
@@ -130,25 +94,22 @@ int extc_slurmstepd_init_post_opt(spank_t sp, int ac, char **av)
 	if (extc_mode_resolve(extc_option_value(),
 			      extc_step_job_env(sp, EXTC_ENV_REQUEST_NAME, envbuf, sizeof(envbuf)),
 			      step.cfg.default_mode, &step.choice, step.why, sizeof(step.why)) < 0) {
-		step.managed = true;
 		step.fail_step = true;
 		extc_error("%s", step.why);
 		return (0);
 	}
 	has_leaf = step.choice.mode != EXTC_MODE_OFF &&
 		   extc_layout_leaf_name(step.choice.mode, step.ids.stepid, leaf, sizeof(leaf)) == 0;
-	extc_warm_step_resolve(sp, &step.cfg, &step.ids, has_leaf && step.ids.uid != 0);
+	extc_warm_step_resolve(sp, &step, has_leaf && step.ids.uid != 0);
 	if (!has_leaf)
 		return (0);
 	if (step.ids.uid == 0) {
 		extc_verbose("jobs of root get no private cache");
 		return (0);
 	}
-	step.managed = true;
 	if (step.cfg.allow_shared_fs &&
 	    extc_layout_node_name(step.node_name, sizeof(step.node_name)) < 0) {
-		step.fail_step = failure_fails_step();
-		step.warn_step = !step.fail_step;
+		extc_step_fail_or_warn(&step);
 		extc_fmt(step.why, sizeof(step.why),
 			 "this node's host name cannot name a directory on a shared base");
 		extc_error("%s", step.why);
@@ -158,8 +119,7 @@ int extc_slurmstepd_init_post_opt(spank_t sp, int ac, char **av)
 	t0 = extc_monotonic_ns();
 	if (extc_tree_create(&step.cfg, &step.pol, &step.ids, step.choice.mode, step.leaf_path,
 			     sizeof(step.leaf_path), &step.hold_fd, step.why, sizeof(step.why)) < 0) {
-		step.fail_step = failure_fails_step();
-		step.warn_step = !step.fail_step;
+		extc_step_fail_or_warn(&step);
 		extc_error("no private cache for this step (%s): %s",
 			   step.fail_step ? "failing it" : "going on without", step.why);
 		return (0);
@@ -169,35 +129,23 @@ int extc_slurmstepd_init_post_opt(spank_t sp, int ac, char **av)
 	step.leaf_id_known = extc_tree_leaf_ident_at(step.hold_fd, step.cfg.base, step.choice.mode,
 						     step.ids.stepid, &step.leaf_id, step.why,
 						     sizeof(step.why)) == EXTC_LEVEL_FOUND;
-	extc_step_view_record(step.hold_fd);	/* for the tasks that will see this leaf */
+	extc_step_view_record(&step);	/* for the tasks that will see this leaf */
 	extc_verbose("created %s (mode %s from %s) in %.3f ms", step.leaf_path,
 		     extc_mode_name(step.choice.mode), step.choice.source,
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
-	extc_step_image_resolve(sp, &image);
+	extc_step_image_resolve(sp, &step);
 	/* inside a container the caches are below container/: warm start serves that part */
-	step.in_image = image.kind == EXTC_CTR_FILE || image.kind == EXTC_CTR_DIGEST;
+	step.in_image = step.image.kind == EXTC_CTR_FILE || step.image.kind == EXTC_CTR_DIGEST;
 	if (extc_fmt(step.warm_path, sizeof(step.warm_path), "%s%s", step.leaf_path,
 		     step.in_image ? "/" EXTC_CONTAINER_SUBTREE : "") < 0)
 		step.in_image = false;	/* cannot be: the leaf is far shorter than PATH_MAX */
-	extc_pool_step_open(sp, &step.cfg, &step.pol, &step.ids, step.choice.mode == EXTC_MODE_JOB,
-			    step.leaf_path, &image);
+	extc_pool_step_open(sp, &step);
 	return (0);
-}
-
-/* The step's directory, for the modules that work in it. */
-static struct extc_step_leaf leaf_view(void)
-{
-	return ((struct extc_step_leaf){
-		.cfg = &step.cfg, .ids = &step.ids, .mode = step.choice.mode,
-		.pol = &step.pol, .path = step.leaf_path, .warm_path = step.warm_path,
-		.exported = step.exports.vars, .turn_done = step.turn_done,
-	});
 }
 
 /* user_init's environment changes reach every task of the step. */
 int extc_slurmstepd_user_init(spank_t sp, int ac, char **av)
 {
-	struct extc_step_leaf leaf = leaf_view();
 	char prefix[PATH_MAX];
 
 	(void)ac;
@@ -211,18 +159,17 @@ int extc_slurmstepd_user_init(spank_t sp, int ac, char **av)
 	 */
 	if (extc_fmt(prefix, sizeof(prefix), "%s/", step.cfg.base) < 0)
 		return (0);
-	extc_step_export_vars(sp, &step.cfg, &step.choice, step.ids.uid, prefix, step.leaf_path,
-			      &step.exports);
-	extc_step_containers_export(sp, &leaf, prefix);
-	step.turn_done = extc_step_seed_turn_map();
+	extc_step_export_vars(sp, &step, prefix);
+	extc_step_containers_export(sp, &step, prefix);
+	extc_step_share_turn(&step);
 	return (0);
 }
 
 /* Take back what user_init exported, in this task only (task context). */
 static void unexport_vars(spank_t sp)
 {
-	extc_step_unexport_vars(sp, &step.cfg, &step.exports);
-	extc_step_containers_unexport(sp);
+	extc_step_unexport_vars(sp, &step);
+	extc_step_containers_unexport(sp, &step);
 }
 
 /*
@@ -235,7 +182,7 @@ static void refuse_noexec(spank_t sp)
 	enum extc_noexec_action action;
 
 	/* 'why' is written only for a step that fails or warns */
-	action = extc_noexec_decide(extc_step_view_exec_probe(step.leaf_path), step.leaf_path, &step.cfg,
+	action = extc_noexec_decide(extc_step_view_exec_probe(&step), step.leaf_path, &step.cfg,
 				    step.exports.vars, step.choice.user_asked, step.why,
 				    sizeof(step.why));
 	if (action == EXTC_NOEXEC_FINE)
@@ -266,7 +213,7 @@ int extc_slurmstepd_task_init_privileged(spank_t sp, int ac, char **av)
 	(void)av;
 	if (!step.created)
 		return (0);
-	if (extc_step_view_task_shares())	/* no walk down from the root per task */
+	if (extc_step_view_task_shares(&step))	/* no walk down from the root per task */
 		return (0);
 	found = extc_tree_leaf_ident(&step.cfg, &step.pol, &step.ids, step.choice.mode, &seen, why,
 				     sizeof(why));
@@ -283,8 +230,7 @@ int extc_slurmstepd_task_init_privileged(spank_t sp, int ac, char **av)
 	}
 	/* the variables point nowhere in this task: treat it like a failed creation */
 	extc_fmt(step.why, sizeof(step.why), "in the job's mount namespace: %s", why);
-	step.fail_step = failure_fails_step();
-	step.warn_step = !step.fail_step;
+	extc_step_fail_or_warn(&step);
 	if (step.warn_step)
 		unexport_vars(sp);
 	return (0);
@@ -317,7 +263,6 @@ static void tell_user(spank_t sp)
 
 int extc_slurmstepd_task_init(spank_t sp, int ac, char **av)
 {
-	struct extc_step_leaf leaf = leaf_view();
 	int taskid = 0;
 
 	(void)ac;
@@ -336,11 +281,11 @@ int extc_slurmstepd_task_init(spank_t sp, int ac, char **av)
 		extc_info("cannot make %s: %s", step.warm_path, strerror(errno));
 	/* a leaf with nothing to seed it from is not seeded; its env file is written all the same */
 	if (step.created && !step.fail_step && !step.warn_step)
-		extc_step_seed_once(sp, &leaf, taskid != 0,
-				    extc_warm_step_seeds() || extc_warm_step_publishes() ||
-				    extc_pool_step_seeds(&step.cfg, extc_warm_step_seeds()));
+		extc_step_seed_once(sp, &step, taskid != 0,
+				    extc_warm_step_seeds(&step) || extc_warm_step_publishes(&step) ||
+				    extc_pool_step_seeds(&step, extc_warm_step_seeds(&step)));
 	if (taskid == 0)
-		extc_warm_step_notify(0);
+		extc_warm_step_notify(&step, 0);
 	if (!step.fail_step && !step.warn_step)
 		return (0);
 	if (taskid == 0)
@@ -353,15 +298,12 @@ int extc_slurmstepd_task_init(spank_t sp, int ac, char **av)
 /* The step's end, in a detached process: step_end.h. */
 static void finish_step(void *arg)
 {
-	struct extc_step_leaf leaf = leaf_view();
-
-	extc_step_finish(arg, &leaf);
+	extc_step_finish(arg, &step);
 }
 
 /* exit runs after the last task of the step on this node has ended. */
 int extc_slurmstepd_exit(spank_t sp, int ac, char **av)
 {
-	struct extc_step_leaf leaf = leaf_view();
 	const int keep[] = { step.hold_fd };
 	const struct extc_detach_opts opts = {
 		.name = EXTC_FINISHER_NAME, .keep = keep, .nkeep = 1, .wait_ms = EXTC_HOOK_WAIT_MS,
@@ -375,9 +317,9 @@ int extc_slurmstepd_exit(spank_t sp, int ac, char **av)
 	(void)av;
 	if (!step.created)
 		goto out;
-	if (!extc_warm_step_publishes() && !(local && extc_pool_step_held())) {
+	if (!extc_warm_step_publishes(&step) && !(local && step.pool.held)) {
 		if (local)
-			extc_step_remove_leaf(&leaf);
+			extc_step_remove_leaf(&step);
 		goto out;
 	}
 	detached = extc_detach(finish_step, sp, &opts, &pid);
@@ -389,11 +331,10 @@ int extc_slurmstepd_exit(spank_t sp, int ac, char **av)
 		extc_error("cannot start the step's publish and pool move: nothing is published or "
 			   "pooled from this step");
 		if (local)
-			extc_step_remove_leaf(&leaf);
+			extc_step_remove_leaf(&step);
 	}
 out:
-	step_reset();
-	extc_warm_step_reset();
+	extc_step_reset(&step);
 	extc_log_scope_clear();
 	return (0);
 }

@@ -9,7 +9,7 @@
 
 #include <slurm/spank.h>
 
-#include "spank/step_info.h"
+#include "spank/step.h"
 
 /*
  * user_init: Apptainer and Singularity, whatever the user's flags
@@ -18,14 +18,10 @@
  * pointing into the leaf's container/ sub-tree (container_env.h). 'prefix'
  * is "<base>/": a value under it is the plugin's own, and replaced.
  */
-void extc_step_containers_export(spank_t sp, const struct extc_step_leaf *leaf,
-				 const char *prefix);
+void extc_step_containers_export(spank_t sp, struct extc_step *s, const char *prefix);
 
 /* The job's bind lists and APPTAINERENV_ values back as they were: the leaf is not there to bind. */
-void extc_step_containers_unexport(spank_t sp);
-
-/* Forget what was exported (the step is over). */
-void extc_step_containers_reset(void);
+void extc_step_containers_unexport(spank_t sp, const struct extc_step *s);
 
 /*
  * <leaf>/container/env, one NAME=value a line as the cache variables read
@@ -34,6 +30,6 @@ void extc_step_containers_reset(void);
  * in container/ too. As the user, in the leaf's locked turn; 'leaffd' is
  * the leaf.
  */
-void extc_step_container_envfile(spank_t sp, int leaffd, const struct extc_step_leaf *leaf);
+void extc_step_container_envfile(spank_t sp, int leaffd, const struct extc_step *s);
 
 #endif /* EXTC_STEP_CONTAINER_H_ */

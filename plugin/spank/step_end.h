@@ -5,10 +5,10 @@
 
 #include <slurm/spank.h>
 
-#include "spank/step_info.h"
+#include "spank/step.h"
 
 /* A local-mode leaf goes at the end of its step; the epilog takes what is left. */
-void extc_step_remove_leaf(const struct extc_step_leaf *leaf);
+void extc_step_remove_leaf(const struct extc_step *s);
 
 /*
  * The step's end, in a detached process (background.h): it waits on
@@ -19,6 +19,6 @@ void extc_step_remove_leaf(const struct extc_step_leaf *leaf);
  * for a local-mode leaf moves its builds into the pool, lets the key go
  * and removes the leaf.
  */
-void extc_step_finish(spank_t sp, const struct extc_step_leaf *leaf);
+void extc_step_finish(spank_t sp, struct extc_step *s);
 
 #endif /* EXTC_STEP_END_H_ */

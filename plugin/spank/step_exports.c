@@ -10,8 +10,8 @@
 #include "base/envvars.h"
 #include "base/text.h"
 #include "spank/log.h"
+#include "spank/step.h"
 #include "spank/step_exports.h"
-#include "spank/step_info.h"
 
 void extc_step_export(spank_t sp, const char *name, const char *value)
 {
@@ -21,16 +21,15 @@ void extc_step_export(spank_t sp, const char *name, const char *value)
 		extc_error("cannot set %s: %s", name, spank_strerror(rc));
 }
 
-void extc_step_unexport_vars(spank_t sp, const struct extc_config *cfg,
-			     const struct extc_step_exports *ex)
+void extc_step_unexport_vars(spank_t sp, const struct extc_step *s)
 {
 	size_t i;
 
-	for (i = 0; i < cfg->nvars; i++) {
-		if (ex->vars[i])
-			spank_unsetenv(sp, cfg->vars[i].name);
+	for (i = 0; i < s->cfg.nvars; i++) {
+		if (s->exports.vars[i])
+			spank_unsetenv(sp, s->cfg.vars[i].name);
 	}
-	if (ex->cubin)
+	if (s->exports.cubin)
 		spank_unsetenv(sp, EXTC_FLASHINFER_CUBIN);
 	spank_unsetenv(sp, EXTC_ENV_DIR);
 	spank_unsetenv(sp, EXTC_ENV_MODE);
@@ -83,10 +82,10 @@ static void pin_flashinfer_cubins(spank_t sp, const struct extc_config *cfg, boo
 	}
 }
 
-void extc_step_export_vars(spank_t sp, const struct extc_config *cfg,
-			   const struct extc_choice *choice, uid_t uid, const char *prefix,
-			   const char *leaf_path, struct extc_step_exports *ex)
+void extc_step_export_vars(spank_t sp, struct extc_step *s, const char *prefix)
 {
+	const struct extc_config *cfg = &s->cfg;
+	const struct extc_choice *choice = &s->choice;
 	char value[PATH_MAX], current[PATH_MAX], fi_base[PATH_MAX];
 	const char *fi_base_was;
 	size_t i;
@@ -103,15 +102,16 @@ void extc_step_export_vars(spank_t sp, const struct extc_config *cfg,
 				     var->name);
 			continue;
 		}
-		if (extc_fmt(value, sizeof(value), "%s/%s", leaf_path, var->subdir) < 0)
+		if (extc_fmt(value, sizeof(value), "%s/%s", s->leaf_path, var->subdir) < 0)
 			continue;
 		if (action == EXTC_VAR_REPLACE_USER)
 			extc_verbose("%s: replaced the value the user set, as %s=%s was asked for",
 				     var->name, choice->source, extc_mode_name(choice->mode));
 		extc_step_export(sp, var->name, value);
-		ex->vars[i] = true;
+		s->exports.vars[i] = true;
 	}
-	pin_flashinfer_cubins(sp, cfg, choice->user_asked, uid, prefix, fi_base_was, ex);
-	extc_step_export(sp, EXTC_ENV_DIR, leaf_path);
+	pin_flashinfer_cubins(sp, cfg, choice->user_asked, s->ids.uid, prefix, fi_base_was,
+			      &s->exports);
+	extc_step_export(sp, EXTC_ENV_DIR, s->leaf_path);
 	extc_step_export(sp, EXTC_ENV_MODE, extc_mode_name(choice->mode));
 }

@@ -16,12 +16,6 @@
 #define PYXIS_IMAGE_ENV "PYXIS_CONTAINER_IMAGE"
 #define PYXIS_NAME_ENV "PYXIS_CONTAINER_NAME"
 
-static struct {
-	bool image_set, name_set;
-	char image[PATH_MAX], name[256];
-	char spec[PATH_MAX];
-} seen;
-
 /* A value, or none: one too long to keep is kept as a marker that says so. */
 static bool get(spank_t sp, const char *name, char *buf, int len)
 {
@@ -34,35 +28,36 @@ static bool get(spank_t sp, const char *name, char *buf, int len)
 	return (rc == ESPANK_SUCCESS);
 }
 
-void extc_step_image_init(spank_t sp)
+void extc_step_image_init(spank_t sp, struct extc_step *s)
 {
-	memset(&seen, 0, sizeof(seen));
-	seen.image_set = get(sp, PYXIS_IMAGE_OPTION, seen.image, sizeof(seen.image)) ||
-			 get(sp, PYXIS_IMAGE_ENV, seen.image, sizeof(seen.image));
-	seen.name_set = get(sp, PYXIS_NAME_OPTION, seen.name, sizeof(seen.name)) ||
-			get(sp, PYXIS_NAME_ENV, seen.name, sizeof(seen.name));
+	struct extc_step_image *img = &s->image;
+
+	img->image_set = get(sp, PYXIS_IMAGE_OPTION, img->image, sizeof(img->image)) ||
+			 get(sp, PYXIS_IMAGE_ENV, img->image, sizeof(img->image));
+	img->name_set = get(sp, PYXIS_NAME_OPTION, img->name, sizeof(img->name)) ||
+			get(sp, PYXIS_NAME_ENV, img->name, sizeof(img->name));
 }
 
-void extc_step_image_resolve(spank_t sp, struct extc_pool_step_image *img)
+void extc_step_image_resolve(spank_t sp, struct extc_step *s)
 {
+	struct extc_step_image *img = &s->image;
 	char cwd[PATH_MAX], bundle[PATH_MAX], **argv = NULL;
 	const char *dir = get(sp, "PWD", cwd, sizeof(cwd)) ? cwd : NULL;
 	int argc = 0;
 
-	img->spec = seen.spec;
-	img->kind = extc_ctr_from_pyxis(seen.image_set ? seen.image : NULL,
-					seen.name_set ? seen.name : NULL, dir, seen.spec,
-					sizeof(seen.spec));
+	img->kind = extc_ctr_from_pyxis(img->image_set ? img->image : NULL,
+					img->name_set ? img->name : NULL, dir, img->spec,
+					sizeof(img->spec));
 	if (img->kind != EXTC_CTR_HOST)
 		return;
 	/* Slurm's own --container: an OCI bundle, a directory that can change under its path */
 	if (get(sp, "SLURM_CONTAINER", bundle, sizeof(bundle))) {
-		strcpy(seen.spec, "an OCI bundle (srun --container), which can change under its path");
+		strcpy(img->spec, "an OCI bundle (srun --container), which can change under its path");
 		img->kind = EXTC_CTR_UNKNOWN;
 		return;
 	}
 	/* the job's argv: slurmstepd's memory, nothing the user can still change or stall */
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS)
 		return;
-	img->kind = extc_ctr_from_argv(argc, argv, dir, seen.spec, sizeof(seen.spec));
+	img->kind = extc_ctr_from_argv(argc, argv, dir, img->spec, sizeof(img->spec));
 }

@@ -5,7 +5,7 @@
 
 #include <slurm/spank.h>
 
-#include "spank/pool_step.h"
+#include "spank/step.h"
 
 /*
  * slurm_spank_init (remote): keep pyxis' --container-image and
@@ -13,12 +13,12 @@
  * plugins as _SLURM_SPANK_OPTION_<plugin>_<option> in the job's
  * environment while it loads them, and no longer by init_post_opt.
  */
-void extc_step_image_init(spank_t sp);
+void extc_step_image_init(spank_t sp, struct extc_step *s);
 
 /*
  * init_post_opt: the image the step runs (pyxis' option, else the step's
- * own argv), kept in memory that lives as long as the step's slurmstepd.
+ * own argv), in s->image.kind and s->image.spec.
  */
-void extc_step_image_resolve(spank_t sp, struct extc_pool_step_image *img);
+void extc_step_image_resolve(spank_t sp, struct extc_step *s);
 
 #endif /* EXTC_STEP_IMAGE_H_ */

@@ -4,13 +4,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
 
 #include "base/text.h"
 #include "spank/pool_step.h"
+#include "spank/step.h"
 #include "spank/step_container.h"
 #include "spank/step_seed.h"
 #include "spank/warm_step.h"
@@ -18,32 +18,31 @@
 #include "warm/warm_seed.h"
 
 /* Why in a task and why one turn per node: step_seed.h. */
-void extc_step_seed_once(spank_t sp, const struct extc_step_leaf *leaf, bool tell, bool seeds)
+void extc_step_seed_once(spank_t sp, struct extc_step *s, bool tell, bool seeds)
 {
 	char mark[64];
-	size_t before = extc_warm_step_notices();
+	size_t before = extc_warm_step_notices(s);
 	int fd;
 
 	/* the turn is over (its work done before it was marked): nothing to wait for */
-	if (leaf->turn_done != NULL && __atomic_load_n(leaf->turn_done, __ATOMIC_ACQUIRE) != 0)
+	if (s->turn_done != NULL && __atomic_load_n(s->turn_done, __ATOMIC_ACQUIRE) != 0)
 		return;
-	if (extc_fmt(mark, sizeof(mark), "%s%u", EXTC_SEEDED_MARK_PREFIX, leaf->ids->stepid) < 0)
+	if (extc_fmt(mark, sizeof(mark), "%s%u", EXTC_SEEDED_MARK_PREFIX, s->ids.stepid) < 0)
 		return;
-	fd = open(leaf->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(s->leaf_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
 		;
-	if (leaf->turn_done != NULL ? *leaf->turn_done == 0
-				    : faccessat(fd, mark, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (s->turn_done != NULL ? *s->turn_done == 0
+				 : faccessat(fd, mark, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (seeds) {
-			extc_warm_step_seed(leaf->cfg, leaf->ids, leaf->warm_path);
-			extc_pool_step_seed(leaf->cfg, leaf->ids, leaf->warm_path,
-					    extc_warm_step_seeds());
+			extc_warm_step_seed(s);
+			extc_pool_step_seed(s, extc_warm_step_seeds(s));
 		}
-		extc_step_container_envfile(sp, fd, leaf);
-		if (leaf->turn_done != NULL) {
-			__atomic_store_n(leaf->turn_done, 1, __ATOMIC_RELEASE);
+		extc_step_container_envfile(sp, fd, s);
+		if (s->turn_done != NULL) {
+			__atomic_store_n(s->turn_done, 1, __ATOMIC_RELEASE);
 		} else {
 			int markfd = openat(fd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 					    O_CLOEXEC, 0600);
@@ -52,28 +51,10 @@ void extc_step_seed_once(spank_t sp, const struct extc_step_leaf *leaf, bool tel
 				close(markfd);
 		}
 		/* the one task of the node that knows how the directory started says it, if asked */
-		extc_warm_tell(sp);
+		extc_warm_tell(sp, s);
 		/* task 0 tells everything below; another task tells what its seeding found */
 		if (tell)
-			extc_warm_step_notify(before);
+			extc_warm_step_notify(s, before);
 	}
 	close(fd);	/* and with it the lock */
-}
-
-int *extc_step_seed_turn_map(void)
-{
-	void *page;
-
-	/* fd -1: what MAP_ANONYMOUS asks for (cppcheck checks mmap against a file) */
-	// cppcheck-suppress invalidFunctionArg
-	page = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	/* MAP_FAILED is no mapping, nothing to unmap (cppcheck takes it for one) */
-	// cppcheck-suppress memleak
-	return (page != MAP_FAILED ? page : NULL);
-}
-
-void extc_step_seed_turn_unmap(int *turn_done)
-{
-	if (turn_done != NULL)
-		munmap(turn_done, sizeof(int));
 }

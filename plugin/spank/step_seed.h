@@ -7,7 +7,7 @@
 
 #include <slurm/spank.h>
 
-#include "spank/step_info.h"
+#include "spank/step.h"
 
 /*
  * Seeding happens here, in a task, as the user, before the user's program:
@@ -23,18 +23,6 @@
  * check); 'tell': this task tells the user what its own seeding found
  * (task 0 tells everything anyway).
  */
-void extc_step_seed_once(spank_t sp, const struct extc_step_leaf *leaf, bool tell, bool seeds);
-
-/*
- * The int the step's tasks share for the turn (extc_step_leaf.turn_done),
- * mapped in user_init: the tasks are forked after it and inherit the page.
- * Marking the turn done there, rather than with a file in the leaf, spares
- * every step an inode made and later removed, on the path of the task that
- * execs first. NULL when it cannot be mapped: the mark file is used then.
- */
-int *extc_step_seed_turn_map(void);
-
-/* Unmap it at the step's end (NULL: nothing). */
-void extc_step_seed_turn_unmap(int *turn_done);
+void extc_step_seed_once(spank_t sp, struct extc_step *s, bool tell, bool seeds);
 
 #endif /* EXTC_STEP_SEED_H_ */

@@ -5,37 +5,22 @@
 #include "fs/fs_ident.h"
 #include "spank/step_view.h"
 
-/* Set in slurmstepd before the tasks are forked; each task reads its own copy. */
-static struct {
-	struct extc_ident mount_ns;	/* slurmstepd's, when it made the leaf */
-	bool mount_ns_known;
-	enum extc_exec_probe exec_probe;	/* the leaf's mount, as slurmstepd sees it */
-	bool task_shares;	/* in a task: its namespace is slurmstepd's */
-} view;
-
-void extc_step_view_reset(void)
+void extc_step_view_record(struct extc_step *s)
 {
-	view.mount_ns_known = false;
-	view.exec_probe = EXTC_EXEC_UNKNOWN;
-	view.task_shares = false;
+	s->view.mount_ns_known = extc_ident_mount_ns(&s->view.mount_ns) == 0;
+	s->view.exec_probe = extc_exec_probe_fd(s->hold_fd);
 }
 
-void extc_step_view_record(int job_fd)
-{
-	view.mount_ns_known = extc_ident_mount_ns(&view.mount_ns) == 0;
-	view.exec_probe = extc_exec_probe_fd(job_fd);
-}
-
-bool extc_step_view_task_shares(void)
+bool extc_step_view_task_shares(struct extc_step *s)
 {
 	struct extc_ident ns;
 
-	view.task_shares = view.mount_ns_known && extc_ident_mount_ns(&ns) == 0 &&
-			   ns.dev == view.mount_ns.dev && ns.ino == view.mount_ns.ino;
-	return (view.task_shares);
+	s->view.task_shares = s->view.mount_ns_known && extc_ident_mount_ns(&ns) == 0 &&
+			      ns.dev == s->view.mount_ns.dev && ns.ino == s->view.mount_ns.ino;
+	return (s->view.task_shares);
 }
 
-enum extc_exec_probe extc_step_view_exec_probe(const char *leaf)
+enum extc_exec_probe extc_step_view_exec_probe(const struct extc_step *s)
 {
-	return (view.task_shares ? view.exec_probe : extc_exec_probe_path(leaf));
+	return (s->view.task_shares ? s->view.exec_probe : extc_exec_probe_path(s->leaf_path));
 }
