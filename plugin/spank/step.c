@@ -18,7 +18,8 @@
 #include "spank/log.h"
 #include "spank/step.h"
 
-void extc_step_init(struct extc_step *s)
+/* The step's one initialiser: nothing held, no descriptor, no mapping, no export, no key. */
+static void init(struct extc_step *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->begun = true;
@@ -37,7 +38,7 @@ void extc_step_reset(struct extc_step *s)
 		extc_cenv_list_free(&s->exports.containers);
 		extc_pool_release(&s->pool.hold);	/* the pool's hold goes with the step's */
 	}
-	extc_step_init(s);
+	init(s);
 }
 
 void extc_step_fail_or_warn(struct extc_step *s)

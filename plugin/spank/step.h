@@ -114,7 +114,7 @@ struct extc_step_tell {
  * of by exit; a task works on its own copy of what slurmstepd set.
  */
 struct extc_step {
-	bool begun;		/* extc_step_init has run: the descriptors below are held or -1 */
+	bool begun;		/* reset at least once: hold_fd and the pool's record_fd are -1 or held */
 	bool configured;	/* init parsed the arguments */
 	bool created;
 	bool fail_step;		/* a problem the tasks must fail on */
@@ -130,7 +130,7 @@ struct extc_step {
 	struct extc_ident leaf_id;	/* the leaf as slurmstepd made it */
 	bool leaf_id_known;
 	int hold_fd;		/* the job level, locked shared while this step runs */
-	int *turn_done;		/* shared with the tasks: the first one's turn is done (step_seed.c) */
+	int *turn_done;		/* shared with the tasks: the first one's turn is done (step_task.c) */
 	char why[EXTC_WHY_MAX];
 	/* the node's name for manifests and stage names (extc_step_node) */
 	char manifest_node[EXTC_NODE_NAME_MAX + 1];
@@ -143,10 +143,12 @@ struct extc_step {
 	struct extc_step_tell tell;
 };
 
-/* A step that holds nothing: no descriptor, no mapping, no export, no key. */
-void extc_step_init(struct extc_step *s);
-
-/* Let go of everything 's' holds (its locks, the shared page, the pool's key), then init it. */
+/*
+ * Let go of everything 's' holds (the job level's lock, the shared page,
+ * the container exports, the pool's key) and make it a step that holds
+ * nothing. A zeroed struct holds nothing yet: init resets it first, exit
+ * last.
+ */
 void extc_step_reset(struct extc_step *s);
 
 /*

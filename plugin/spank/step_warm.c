@@ -1,38 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: warm start in slurmstepd: seed the step's directory, publish its builds. */
-#include <errno.h>
-#include <fcntl.h>
+/*
+ * spank-ext-cache: warm start in slurmstepd: the seed and publish
+ * directories a step asks for (init_post_opt), the seed (task_init), and
+ * what the user must hear of them.
+ */
 #include <pwd.h>
 #include <stdarg.h>
-#include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
 
-#include "fs/as_user.h"
-#include "base/clock.h"
-#include "fs/fs_remove.h"
-#include "base/layout.h"
-#include "spank/log.h"
-#include "warm/manifest.h"
-#include "spank/option.h"
-#include "base/text.h"
-#include "warm/warm_child.h"
-#include "warm/warm_copy.h"
-#include "warm/warm_data.h"
 #include "base/seed_path.h"
-#include "warm/warm_publish.h"
+#include "base/text.h"
+#include "spank/log.h"
+#include "spank/option.h"
+#include "spank/step.h"
+#include "spank/step_tell.h"
+#include "spank/step_warm.h"
+#include "warm/warm_child.h"
+#include "warm/warm_data.h"
 #include "warm/warm_report.h"
 #include "warm/warm_seed.h"
-#include "spank/step.h"
-#include "spank/warm_step.h"
-#include "warm/warm_sweep.h"
-#include "spank/warm_tell.h"
 
-static void notice(struct extc_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notice(struct extc_step *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void notice(struct extc_step *s, const char *fmt, ...)
 {
 	struct extc_step_warm *w = &s->warm;
@@ -116,7 +109,7 @@ static void admin_seed(struct extc_step *s)
 	w->seed_from = EXTC_STEP_SOURCE_ADMIN;
 }
 
-/* The seed directory the step asks for, checked; 'has_dir' as extc_warm_step_resolve. */
+/* The seed directory the step asks for, checked; 'has_dir' as extc_step_warm_resolve. */
 static void resolve_seed(spank_t sp, struct extc_step *s, bool has_dir)
 {
 	struct extc_step_warm *w = &s->warm;
@@ -127,7 +120,7 @@ static void resolve_seed(spank_t sp, struct extc_step *s, bool has_dir)
 		       &w->seed_from);
 	if (v != NULL && extc_warm_check_dir(v, seed_from(s), why, sizeof(why)) < 0) {
 		notice(s, "%s; not seeded", why);
-		extc_warm_report_cold(extc_warm_tell_report(s), "%s; not seeded", why);
+		extc_warm_report_cold(extc_step_tell_report(s), "%s; not seeded", why);
 	} else if (v != NULL && !has_dir) {
 		notice(s, "%s=%s: ignored: this step has no private cache directory (ask for one "
 		       "with --ext-cache=local or --ext-cache=job)", seed_from(s),
@@ -135,7 +128,7 @@ static void resolve_seed(spank_t sp, struct extc_step *s, bool has_dir)
 	} else if (v != NULL && s->cfg.seed_max == 0) {
 		notice(s, "%s=%s: ignored: seeding is disabled on this cluster (seed_max=0)",
 		       seed_from(s), shown(v, buf, sizeof(buf)));
-		extc_warm_report_cold(extc_warm_tell_report(s),
+		extc_warm_report_cold(extc_step_tell_report(s),
 				      "seeding is disabled on this cluster (seed_max=0)");
 	} else if (v != NULL)
 		strcpy(w->seed, v);
@@ -162,13 +155,12 @@ static void resolve_publish(spank_t sp, struct extc_step *s, bool has_dir)
 		strcpy(w->publish, v);
 }
 
-void extc_warm_step_resolve(spank_t sp, struct extc_step *s, bool has_dir)
+void extc_step_warm_resolve(spank_t sp, struct extc_step *s, bool has_dir)
 {
 	struct extc_step_warm *w = &s->warm;
 	char why[EXTC_WHY_MAX];
 	spank_err_t rc;
 
-	extc_warm_tell_resolve(sp, s);
 	resolve_seed(sp, s, has_dir);
 	resolve_publish(sp, s, has_dir);
 	if (w->seed[0] == '\0' && w->publish[0] == '\0')
@@ -187,15 +179,15 @@ void extc_warm_step_resolve(spank_t sp, struct extc_step *s, bool has_dir)
 	if (why[0] != '\0') {
 		notice(s, "%s; neither seeding nor publishing", why);
 		if (w->seed[0] != '\0')
-			extc_warm_report_cold(extc_warm_tell_report(s), "%s; not seeded", why);
+			extc_warm_report_cold(extc_step_tell_report(s), "%s; not seeded", why);
 		w->seed[0] = w->publish[0] = '\0';
 		return;
 	}
 	extc_step_node(sp, s);
 }
 
-static void fill_arg(struct extc_warm_child_arg *a, const struct extc_step *s, const char *leaf,
-		     uint32_t timeout_s)
+void extc_step_warm_child_arg(struct extc_warm_child_arg *a, const struct extc_step *s,
+			      const char *leaf, uint32_t timeout_s)
 {
 	extc_step_child_arg(a, s, leaf, timeout_s, s->warm.key);
 	a->seed = s->warm.seed[0] ? s->warm.seed : NULL;
@@ -204,10 +196,10 @@ static void fill_arg(struct extc_warm_child_arg *a, const struct extc_step *s, c
 
 /*
  * In the task, as the user, before the user's program: a stuck seed holds
- * the user's own tasks only (step_seed.c makes one task of the node seed
+ * the user's own tasks only (step_task.c makes one task of the node seed
  * and the others wait for it).
  */
-void extc_warm_step_seed(struct extc_step *s)
+void extc_step_warm_seed(struct extc_step *s)
 {
 	static struct extc_warm_child_arg a;
 	static struct extc_warm_seed_res r;
@@ -222,7 +214,7 @@ void extc_warm_step_seed(struct extc_step *s)
 		extc_error("the task runs as root here: not seeding or checking a cache as root");
 		return;
 	}
-	fill_arg(&a, s, leaf_path, s->cfg.seed_timeout);
+	extc_step_warm_child_arg(&a, s, leaf_path, s->cfg.seed_timeout);
 	extc_warm_seed_child(&a, &r, sizeof(r));
 	if (w->seed[0] != '\0') {
 		char size[64], where[sizeof(buf) + 32];
@@ -232,7 +224,7 @@ void extc_warm_step_seed(struct extc_step *s)
 		/* for the --ext-cache-verbose line; the admin's source text already ends in '=' */
 		extc_fmt(where, sizeof(where), "%s%s%s", seed_from(s),
 			 w->seed_from == EXTC_STEP_SOURCE_ADMIN ? "" : "=", buf);
-		extc_warm_report_seeded(extc_warm_tell_report(s), where, &r, false);
+		extc_warm_report_seeded(extc_step_tell_report(s), where, &r, false);
 		if (r.seed == EXTC_SEED_DONE)
 			extc_verbose("seeded %s from %s (%s): %llu files, %llu links, %s in %.3f s; "
 				     "left out %llu locks, %llu incomplete builds%s", leaf_path, buf,
@@ -255,71 +247,22 @@ void extc_warm_step_seed(struct extc_step *s)
 		       shown(w->publish, buf, sizeof(buf)), r.publish_why);
 }
 
-static const char *abandoned_text(uint64_t n, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	if (n > 0)
-		extc_fmt(buf, len, "; removed %llu stages left by killed publishers",
-			 (unsigned long long)n);
-	return (buf);
-}
-
-void extc_warm_step_publish(spank_t sp, const struct extc_step *s)
-{
-	static struct extc_warm_child_arg a;
-	static struct extc_warm_publish_res r;
-	const struct extc_config *cfg = &s->cfg;
-	const struct extc_step_warm *w = &s->warm;
-	struct extc_creds cr;
-	char why[EXTC_WHY_MAX], buf[96];
-	struct timespec now;
-	enum extc_as_user_result ret;
-
-	if (w->publish[0] == '\0')
-		return;
-	if (!extc_step_creds(sp, s, &cr))
-		extc_verbose("the job's supplementary groups are unknown: publishing with its group only");
-	fill_arg(&a, s, s->warm_path, cfg->publish_timeout);
-	clock_gettime(CLOCK_REALTIME, &now);
-	extc_warm_stale_limit(cfg->publish_timeout, &now, &a.opts.stale_before);
-	shown(w->publish, buf, sizeof(buf));
-	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, extc_warm_publish_child, &a, &r,
-			   sizeof(r), why, sizeof(why));
-	if (ret == EXTC_AS_USER_FAILED) {
-		extc_error("publishing to %s: %s", buf, why);
-		return;
-	}
-	if (ret == EXTC_AS_USER_DONE) {
-		char size[64], more[96];
-
-		extc_warm_size_text(r.rep.copy.bytes, size, sizeof(size));
-		extc_verbose("published to %s: %llu new entries (%s), %llu already there, %llu "
-			     "published first by another node, %llu incomplete builds left out, in %.3f s%s",
-			     buf, (unsigned long long)r.rep.published, size,
-			     (unsigned long long)r.rep.present, (unsigned long long)r.rep.lost,
-			     (unsigned long long)r.rep.incomplete, (double)r.ns / 1e9,
-			     abandoned_text(r.rep.abandoned, more, sizeof(more)));
-	} else
-		extc_error("publishing to %s: %llu entries published, %llu failed: %s", buf,
-			   (unsigned long long)r.rep.published, (unsigned long long)r.rep.failed, r.why);
-}
-
-bool extc_warm_step_seeds(const struct extc_step *s)
+bool extc_step_warm_seeds(const struct extc_step *s)
 {
 	return (s->warm.seed[0] != '\0');
 }
 
-bool extc_warm_step_publishes(const struct extc_step *s)
+bool extc_step_warm_publishes(const struct extc_step *s)
 {
 	return (s->warm.publish[0] != '\0');
 }
 
-size_t extc_warm_step_notices(const struct extc_step *s)
+size_t extc_step_warm_notices(const struct extc_step *s)
 {
 	return (s->warm.nnotices);
 }
 
-void extc_warm_step_notify(const struct extc_step *s, size_t first)
+void extc_step_warm_notify(const struct extc_step *s, size_t first)
 {
 	size_t i;
 

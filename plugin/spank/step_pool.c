@@ -1,26 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the node pool in slurmstepd: the step's key, seeding from it, the move in at the end. */
+/*
+ * spank-ext-cache: the node pool in slurmstepd: the step's key, derived and
+ * held (init_post_opt), and the seed from it (task_init).
+ */
 #include <string.h>
 #include <sys/utsname.h>
-#include <time.h>
 
 #include <slurm/spank.h>
 
-#include "fs/as_user.h"
 #include "base/container_id.h"
-#include "spank/log.h"
-#include "warm/manifest.h"
+#include "base/seed_path.h"
+#include "base/text.h"
+#include "fs/as_user.h"
 #include "pool/pool_child.h"
 #include "pool/pool_fs.h"
 #include "pool/pool_job.h"
 #include "pool/pool_key.h"
-#include "spank/pool_step.h"
+#include "spank/log.h"
 #include "spank/step.h"
-#include "base/text.h"
+#include "spank/step_pool.h"
+#include "spank/step_tell.h"
+#include "warm/manifest.h"
+#include "warm/warm_child.h"
 #include "warm/warm_data.h"
-#include "base/seed_path.h"
-#include "warm/warm_sweep.h"
-#include "spank/warm_tell.h"
+#include "warm/warm_report.h"
+#include "warm/warm_seed.h"
 
 #define POOL_VALUE_MAX 4096
 /*
@@ -116,7 +120,7 @@ static int derive_key(spank_t sp, struct extc_step *s, char *why, size_t whylen)
 /* Why the key will not seed the step, for the --ext-cache-verbose line (a seed named may yet). */
 static void report_open(struct extc_step *s, enum extc_pool_hold_result held, const char *why)
 {
-	struct extc_warm_report *r = extc_warm_tell_report(s);
+	struct extc_warm_report *r = extc_step_tell_report(s);
 	char key[16];
 
 	extc_warm_report_key(s->pool.key, key, sizeof(key));
@@ -131,7 +135,7 @@ static void report_open(struct extc_step *s, enum extc_pool_hold_result held, co
 		extc_warm_report_cold(r, "seeding is disabled on this node (seed_max=0)");
 }
 
-void extc_pool_step_open(spank_t sp, struct extc_step *s)
+void extc_step_pool_open(spank_t sp, struct extc_step *s)
 {
 	const struct extc_config *cfg = &s->cfg;
 	const struct extc_step_image *img = &s->image;
@@ -148,7 +152,7 @@ void extc_pool_step_open(spank_t sp, struct extc_step *s)
 		extc_escape(img->spec, 200, shown, sizeof(shown));
 		extc_info("node pool: this step runs a container the plugin cannot identify (%s): it "
 			  "starts cold and is not pooled", shown);
-		extc_warm_report_cold(extc_warm_tell_report(s), "this step runs a container the plugin "
+		extc_warm_report_cold(extc_step_tell_report(s), "this step runs a container the plugin "
 				      "cannot identify (%s): no node pool key, not pooled", shown);
 		return;
 	}
@@ -156,7 +160,7 @@ void extc_pool_step_open(spank_t sp, struct extc_step *s)
 	extc_step_node(sp, s);
 	if (derive_key(sp, s, why, sizeof(why)) < 0) {
 		extc_info("node pool: no key for this step (%s): it starts cold and is not pooled", why);
-		extc_warm_report_cold(extc_warm_tell_report(s), "no node pool key for this step: %s", why);
+		extc_warm_report_cold(extc_step_tell_report(s), "no node pool key for this step: %s", why);
 		return;
 	}
 	held = extc_pool_hold(cfg, &s->pol, &s->ids, pool->key, &pool->hold, why, sizeof(why));
@@ -178,19 +182,7 @@ void extc_pool_step_open(spank_t sp, struct extc_step *s)
 		extc_error("node pool: %s; this job's builds will not be pooled", why);
 }
 
-/* fn on the leaf and the key, as the job's user, bounded by 'timeout_s'. */
-static enum extc_as_user_result run_as_user(spank_t sp, struct extc_step *s, extc_as_user_fn fn,
-					    uint32_t timeout_s)
-{
-	struct extc_step_child *child = &s->child;
-	struct extc_creds cr;
-
-	extc_step_creds(sp, s, &cr);
-	return (extc_as_user(&cr, (uint64_t)timeout_s * 1000, fn, &child->arg, &child->res,
-			     sizeof(child->res), child->why, sizeof(child->why)));
-}
-
-bool extc_pool_step_seeds(const struct extc_step *s, bool seed_named)
+bool extc_step_pool_seeds(const struct extc_step *s, bool seed_named)
 {
 	const struct extc_step_pool *pool = &s->pool;
 
@@ -205,10 +197,10 @@ static void report_seed(struct extc_step *s, const struct extc_warm_seed_res *r)
 
 	extc_warm_report_key(s->pool.key, key, sizeof(key));
 	extc_fmt(where, sizeof(where), "the node pool (key %s)", key);
-	extc_warm_report_seeded(extc_warm_tell_report(s), where, r, s->child.arg.opts.take);
+	extc_warm_report_seeded(extc_step_tell_report(s), where, r, s->child.arg.opts.take);
 }
 
-void extc_pool_step_seed(struct extc_step *s, bool seed_named)
+void extc_step_pool_seed(struct extc_step *s, bool seed_named)
 {
 	struct extc_step_child *child = &s->child;
 	const struct extc_step_pool *pool = &s->pool;
@@ -216,7 +208,7 @@ void extc_pool_step_seed(struct extc_step *s, bool seed_named)
 	const char *leaf_path = s->warm_path;
 	char size[64];
 
-	if (!extc_pool_step_seeds(s, seed_named))
+	if (!extc_step_pool_seeds(s, seed_named))
 		return;
 	extc_step_child_arg(&child->arg, s, leaf_path, s->cfg.seed_timeout, pool->key);
 	child->arg.seed = pool->hold.dir;
@@ -234,54 +226,3 @@ void extc_pool_step_seed(struct extc_step *s, bool seed_named)
 		extc_info("node pool: not seeded, the step starts cold: %s", r->seed_why);
 }
 
-/* Root's record of what the key holds now (the user's child moved; root measures). */
-static void account(struct extc_step *s, char *size, size_t sizelen)
-{
-	struct extc_step_pool *pool = &s->pool;
-	char why[EXTC_WHY_MAX];
-	enum extc_pool_account_result acc = extc_pool_account(&pool->hold, &s->cfg, &s->pol, why,
-							      sizeof(why));
-
-	if (acc == EXTC_POOL_ACCOUNTED)
-		extc_warm_size_text(pool->hold.bytes, size, sizelen);
-	else
-		extc_fmt(size, sizelen, "an unknown size");
-	if (acc == EXTC_POOL_ACCOUNT_UNMEASURABLE)
-		extc_info("node pool: key %s cannot be measured (%s): it goes at the next eviction",
-			  pool->key, why);
-	else if (acc == EXTC_POOL_ACCOUNT_FAILED)
-		extc_info("node pool: cannot record what key %s holds: %s", pool->key, why);
-}
-
-void extc_pool_step_publish(spank_t sp, struct extc_step *s)
-{
-	const struct extc_config *cfg = &s->cfg;
-	struct extc_step_child *child = &s->child;
-	const struct extc_pool_publish_res *r = &child->res.publish;
-	struct timespec now;
-	char size[64];
-	enum extc_as_user_result ret;
-
-	if (!s->pool.held)
-		return;
-	extc_step_child_arg(&child->arg, s, s->warm_path, cfg->publish_timeout, s->pool.key);
-	child->arg.publish = s->pool.hold.dir;
-	clock_gettime(CLOCK_REALTIME, &now);
-	extc_warm_stale_limit(cfg->publish_timeout, &now, &child->arg.opts.stale_before);
-	ret = run_as_user(sp, s, extc_pool_publish_child, cfg->publish_timeout);
-	if (ret == EXTC_AS_USER_FAILED) {
-		extc_info("node pool: nothing moved in: %s", child->why);
-		account(s, size, sizeof(size));
-		return;
-	}
-	if (ret == EXTC_AS_USER_FN_FAILED)
-		extc_info("node pool: not everything moved in: %s", r->pub.why);
-	account(s, size, sizeof(size));
-	extc_verbose("node pool: moved %llu entries into key %s, kept %llu already there (a "
-		     "directory merged into one counts by what it holds), left out %llu "
-		     "incomplete builds, %llu failed%s%s; it holds %s",
-		     (unsigned long long)r->pub.rep.published, s->pool.key,
-		     (unsigned long long)r->pub.rep.present, (unsigned long long)r->pub.rep.incomplete,
-		     (unsigned long long)r->pub.rep.failed, r->pub.rep.failed ? ": " : "",
-		     r->pub.rep.failed ? r->pub.why : "", size);
-}
