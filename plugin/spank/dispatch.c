@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the SPANK entry points, each forwarding to the file of its process (client.c, slurmd.c, slurmstepd.c). */
+/* spank-ext-cache: the SPANK entry points, each forwarding to the file of its process. */
 /*
  * No dispatch.h: this file defines only the slurm_spank_* functions, which
  * <slurm/spank.h> declares and slurmd, slurmstepd and srun look up by name.

@@ -49,14 +49,11 @@ void extc_step_fail_or_warn(struct extc_step *s)
 
 void extc_step_share_turn(struct extc_step *s)
 {
-	void *page;
-
 	/* fd -1: what MAP_ANONYMOUS asks for (cppcheck checks mmap against a file) */
 	// cppcheck-suppress invalidFunctionArg
-	page = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	/* MAP_FAILED is no mapping, nothing to unmap (cppcheck takes it for one) */
-	// cppcheck-suppress memleak
-	s->turn_done = page != MAP_FAILED ? page : NULL;
+	s->turn_done = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (s->turn_done == MAP_FAILED)
+		s->turn_done = NULL;	/* no mapping, nothing to unmap */
 }
 
 const char *extc_step_job_env(spank_t sp, const char *name, char *buf, int len)

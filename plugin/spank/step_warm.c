@@ -109,12 +109,12 @@ static void admin_seed(struct extc_step *s)
 	w->seed_from = EXTC_STEP_SOURCE_ADMIN;
 }
 
-/* The seed directory the step asks for, checked; 'has_dir' as extc_step_warm_resolve. */
-static void resolve_seed(spank_t sp, struct extc_step *s, bool has_dir)
+void extc_step_warm_resolve(spank_t sp, struct extc_step *s, bool has_dir)
 {
 	struct extc_step_warm *w = &s->warm;
 	char envbuf[EXTC_WARM_PATH_MAX + 2], why[EXTC_WHY_MAX], buf[96];
 	const char *v;
+	spank_err_t rc;
 
 	v = user_value(sp, extc_option_seed(), EXTC_ENV_SEED, envbuf, sizeof(envbuf),
 		       &w->seed_from);
@@ -122,9 +122,8 @@ static void resolve_seed(spank_t sp, struct extc_step *s, bool has_dir)
 		notice(s, "%s; not seeded", why);
 		extc_warm_report_cold(extc_step_tell_report(s), "%s; not seeded", why);
 	} else if (v != NULL && !has_dir) {
-		notice(s, "%s=%s: ignored: this step has no private cache directory (ask for one "
-		       "with --ext-cache=local or --ext-cache=job)", seed_from(s),
-		       shown(v, buf, sizeof(buf)));
+		notice(s, "%s=%s: ignored: this step has no private cache directory (ask for one with "
+		       "--ext-cache=local or --ext-cache=job)", seed_from(s), shown(v, buf, sizeof(buf)));
 	} else if (v != NULL && s->cfg.seed_max == 0) {
 		notice(s, "%s=%s: ignored: seeding is disabled on this cluster (seed_max=0)",
 		       seed_from(s), shown(v, buf, sizeof(buf)));
@@ -134,35 +133,17 @@ static void resolve_seed(spank_t sp, struct extc_step *s, bool has_dir)
 		strcpy(w->seed, v);
 	else if (has_dir)
 		admin_seed(s);
-}
-
-/* The publish directory the step asks for, checked. */
-static void resolve_publish(spank_t sp, struct extc_step *s, bool has_dir)
-{
-	struct extc_step_warm *w = &s->warm;
-	char envbuf[EXTC_WARM_PATH_MAX + 2], why[EXTC_WHY_MAX], buf[96];
-	const char *v;
 
 	v = user_value(sp, extc_option_publish(), EXTC_ENV_PUBLISH, envbuf, sizeof(envbuf),
 		       &w->publish_from);
 	if (v != NULL && extc_warm_check_dir(v, publish_from(s), why, sizeof(why)) < 0)
 		notice(s, "%s; nothing will be published", why);
 	else if (v != NULL && !has_dir)
-		notice(s, "%s=%s: ignored: this step has no private cache directory (ask for one "
-		       "with --ext-cache=local or --ext-cache=job)", publish_from(s),
+		notice(s, "%s=%s: ignored: this step has no private cache directory (ask for one with "
+		       "--ext-cache=local or --ext-cache=job)", publish_from(s),
 		       shown(v, buf, sizeof(buf)));
 	else if (v != NULL)
 		strcpy(w->publish, v);
-}
-
-void extc_step_warm_resolve(spank_t sp, struct extc_step *s, bool has_dir)
-{
-	struct extc_step_warm *w = &s->warm;
-	char why[EXTC_WHY_MAX];
-	spank_err_t rc;
-
-	resolve_seed(sp, s, has_dir);
-	resolve_publish(sp, s, has_dir);
 	if (w->seed[0] == '\0' && w->publish[0] == '\0')
 		return;
 
