@@ -101,7 +101,7 @@ static enum extc_ctl_verdict await_verdict(int fd, uint64_t deadline_ns)
 	}
 }
 
-enum extc_ctl_verdict extc_ctl_ask(uint32_t jobid, uint64_t timeout_ms)
+enum extc_ctl_verdict extc_ctl_query_ask(uint32_t jobid, uint64_t timeout_ms)
 {
 	enum extc_ctl_verdict verdict;
 	int fds[2];
@@ -131,7 +131,7 @@ enum extc_ctl_verdict extc_ctl_ask(uint32_t jobid, uint64_t timeout_ms)
 	return (verdict);
 }
 
-bool extc_ctl_job_alive(uint32_t jobid, void *arg)
+bool extc_ctl_query_job_alive(uint32_t jobid, void *arg)
 {
 	struct extc_ctl_session *s = arg;
 	enum extc_ctl_verdict verdict;
@@ -139,7 +139,7 @@ bool extc_ctl_job_alive(uint32_t jobid, void *arg)
 	if (s->gave_up || s->asked >= s->max_asks)
 		return (true);
 	s->asked++;
-	verdict = extc_ctl_ask(jobid, s->timeout_ms);
+	verdict = extc_ctl_query_ask(jobid, s->timeout_ms);
 	if (verdict == EXTC_CTL_UNKNOWN || verdict == EXTC_CTL_TIMEOUT) {
 		/* one unanswered question is enough: the rest of this sweep waits for the next epilog */
 		s->gave_up = true;

@@ -19,7 +19,7 @@ enum extc_ctl_verdict {
  * Slurm release does with an API call from this process, the caller (the
  * job epilog, whose failure drains the node) only ever gets a verdict.
  */
-enum extc_ctl_verdict extc_ctl_ask(uint32_t jobid, uint64_t timeout_ms);
+enum extc_ctl_verdict extc_ctl_query_ask(uint32_t jobid, uint64_t timeout_ms);
 
 /*
  * One sweep's questions: at most 'max_asks' (0: none at all), and after
@@ -50,6 +50,6 @@ struct extc_ctl_session {
  * controller included, is "alive", so nothing of a running job is ever
  * removed.
  */
-bool extc_ctl_job_alive(uint32_t jobid, void *arg);
+bool extc_ctl_query_job_alive(uint32_t jobid, void *arg);
 
 #endif /* EXTC_CTL_QUERY_H_ */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the SPANK entry points, each forwarding to the module of its context. */
+/* spank-ext-cache: the SPANK entry points, each forwarding to the file of its process. */
 /*
  * No dispatch.h: this file defines only the slurm_spank_* functions, which
  * <slurm/spank.h> declares and slurmd, slurmstepd and srun look up by name.
@@ -8,9 +8,9 @@
 #include <slurm/slurm_version.h>
 #include <slurm/spank.h>
 
-#include "spank/ctx_client.h"
-#include "spank/ctx_node.h"
-#include "spank/ctx_step.h"
+#include "spank/client.h"
+#include "spank/slurmd.h"
+#include "spank/slurmstepd.h"
 
 SPANK_PLUGIN(ext_cache, 1);
 
@@ -33,9 +33,9 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	case S_CTX_ALLOCATOR:
 		return (extc_client_init(sp, ac, av));
 	case S_CTX_REMOTE:
-		return (extc_step_init(sp, ac, av));
+		return (extc_slurmstepd_init(sp, ac, av));
 	case S_CTX_SLURMD:
-		return (extc_node_slurmd_init(sp, ac, av));
+		return (extc_slurmd_init(sp, ac, av));
 	default:
 		return (0);
 	}
@@ -48,7 +48,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	case S_CTX_ALLOCATOR:
 		return (extc_client_init_post_opt(sp, ac, av));
 	case S_CTX_REMOTE:
-		return (extc_step_init_post_opt(sp, ac, av));
+		return (extc_slurmstepd_init_post_opt(sp, ac, av));
 	default:
 		return (0);
 	}
@@ -58,33 +58,33 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_REMOTE)
 		return (0);
-	return (extc_step_user_init(sp, ac, av));
+	return (extc_slurmstepd_user_init(sp, ac, av));
 }
 
 int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_REMOTE)
 		return (0);
-	return (extc_step_task_init_privileged(sp, ac, av));
+	return (extc_slurmstepd_task_init_privileged(sp, ac, av));
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_REMOTE)
 		return (0);
-	return (extc_step_task_init(sp, ac, av));
+	return (extc_slurmstepd_task_init(sp, ac, av));
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_REMOTE)
 		return (0);
-	return (extc_step_exit(sp, ac, av));
+	return (extc_slurmstepd_exit(sp, ac, av));
 }
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_JOB_SCRIPT)
 		return (0);
-	return (extc_node_job_epilog(sp, ac, av));
+	return (extc_slurmd_job_epilog(sp, ac, av));
 }

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: a step's end on this node: its builds published and moved into the pool, a local leaf removed. */
+/*
+ * spank-ext-cache: a step's end on this node (exit): its builds published
+ * and moved into the pool by a detached process, a local leaf removed.
+ */
+#include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <slurm/spank.h>
 
@@ -8,39 +13,216 @@
 #include "base/clock.h"
 #include "base/mode.h"
 #include "base/text.h"
+#include "fs/as_user.h"
 #include "fs/fs_tree.h"
+#include "pool/pool_child.h"
+#include "pool/pool_fs.h"
 #include "spank/log.h"
-#include "spank/pool_step.h"
+#include "spank/step.h"
 #include "spank/step_end.h"
-#include "spank/warm_step.h"
+#include "spank/step_warm.h"
+#include "warm/warm_child.h"
+#include "warm/warm_data.h"
+#include "warm/warm_sweep.h"
 
-void extc_step_remove_leaf(const struct extc_step_leaf *leaf)
+/* The step's detached end, as ps shows it (and the tests look for it). */
+#define EXTC_FINISHER_NAME "extc-finisher"
+
+/* A local-mode leaf goes at the end of its step; the epilog takes what is left. */
+static void remove_leaf(const struct extc_step *s)
 {
 	struct extc_rm_report report;
 	char why[EXTC_WHY_MAX], text[256];
 	uint64_t t0 = extc_monotonic_ns();
 
-	if (extc_tree_remove_leaf(leaf->cfg, leaf->pol, leaf->ids, leaf->mode, &report, why,
+	if (extc_tree_remove_leaf(&s->cfg, &s->pol, &s->ids, s->choice.mode, &report, why,
 				  sizeof(why)) < 0) {
-		extc_error("removing %s: %s (the job epilog tries again)", leaf->path, why);
+		extc_error("removing %s: %s (the job epilog tries again)", s->leaf_path, why);
 		return;
 	}
 	extc_rm_report_text(&report, text, sizeof(text));
-	extc_verbose("removed %s: %s in %.3f ms", leaf->path, text,
+	extc_verbose("removed %s: %s in %.3f ms", s->leaf_path, text,
 		     (double)(extc_monotonic_ns() - t0) / 1e6);
 }
 
-
-void extc_step_finish(spank_t sp, const struct extc_step_leaf *leaf)
+static const char *abandoned_text(uint64_t n, char *buf, size_t len)
 {
+	buf[0] = '\0';
+	if (n > 0)
+		extc_fmt(buf, len, "; removed %llu stages left by killed publishers",
+			 (unsigned long long)n);
+	return (buf);
+}
+
+/* Warm start: publish the completed builds (in a child, as the user, bounded by publish_timeout). */
+static void publish_warm(spank_t sp, const struct extc_step *s)
+{
+	static struct extc_warm_child_arg a;
+	static struct extc_warm_publish_res r;
+	const struct extc_config *cfg = &s->cfg;
+	const struct extc_step_warm *w = &s->warm;
+	struct extc_creds cr;
+	char why[EXTC_WHY_MAX], buf[96];
+	struct timespec now;
+	enum extc_as_user_result ret;
+
+	if (w->publish[0] == '\0')
+		return;
+	if (!extc_step_creds(sp, s, &cr))
+		extc_verbose("the job's supplementary groups are unknown: publishing with its group only");
+	extc_step_warm_child_arg(&a, s, s->warm_path, cfg->publish_timeout);
+	clock_gettime(CLOCK_REALTIME, &now);
+	extc_warm_stale_limit(cfg->publish_timeout, &now, &a.opts.stale_before);
+	extc_escape(w->publish, 80, buf, sizeof(buf));
+	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, extc_warm_publish_child, &a, &r,
+			   sizeof(r), why, sizeof(why));
+	if (ret == EXTC_AS_USER_FAILED) {
+		extc_error("publishing to %s: %s", buf, why);
+		return;
+	}
+	if (ret == EXTC_AS_USER_DONE) {
+		char size[64], more[96];
+
+		extc_warm_size_text(r.rep.copy.bytes, size, sizeof(size));
+		extc_verbose("published to %s: %llu new entries (%s), %llu already there, %llu "
+			     "published first by another node, %llu incomplete builds left out, in %.3f s%s",
+			     buf, (unsigned long long)r.rep.published, size,
+			     (unsigned long long)r.rep.present, (unsigned long long)r.rep.lost,
+			     (unsigned long long)r.rep.incomplete, (double)r.ns / 1e9,
+			     abandoned_text(r.rep.abandoned, more, sizeof(more)));
+	} else
+		extc_error("publishing to %s: %llu entries published, %llu failed: %s", buf,
+			   (unsigned long long)r.rep.published, (unsigned long long)r.rep.failed, r.why);
+}
+
+/* fn on the leaf and the key, as the job's user, bounded by 'timeout_s'. */
+static enum extc_as_user_result run_as_user(spank_t sp, struct extc_step *s, extc_as_user_fn fn,
+					    uint32_t timeout_s)
+{
+	struct extc_step_child *child = &s->child;
+	struct extc_creds cr;
+
+	extc_step_creds(sp, s, &cr);
+	return (extc_as_user(&cr, (uint64_t)timeout_s * 1000, fn, &child->arg, &child->res,
+			     sizeof(child->res), child->why, sizeof(child->why)));
+}
+
+/* Root's record of what the key holds now (the user's child moved; root measures). */
+static void account(struct extc_step *s, char *size, size_t sizelen)
+{
+	struct extc_step_pool *pool = &s->pool;
+	char why[EXTC_WHY_MAX];
+	enum extc_pool_account_result acc = extc_pool_account(&pool->hold, &s->cfg, &s->pol, why,
+							      sizeof(why));
+
+	if (acc == EXTC_POOL_ACCOUNTED)
+		extc_warm_size_text(pool->hold.bytes, size, sizelen);
+	else
+		extc_fmt(size, sizelen, "an unknown size");
+	if (acc == EXTC_POOL_ACCOUNT_UNMEASURABLE)
+		extc_info("node pool: key %s cannot be measured (%s): it goes at the next eviction",
+			  pool->key, why);
+	else if (acc == EXTC_POOL_ACCOUNT_FAILED)
+		extc_info("node pool: cannot record what key %s holds: %s", pool->key, why);
+}
+
+/*
+ * The node pool, before a local-mode leaf goes: put its completed builds
+ * back into the key (in a child, as the user, bounded by publish_timeout),
+ * then record what the key holds.
+ */
+static void put_back_pool(spank_t sp, struct extc_step *s)
+{
+	const struct extc_config *cfg = &s->cfg;
+	struct extc_step_child *child = &s->child;
+	const struct extc_warm_publish_res *r = &child->res.put_back;
+	struct timespec now;
+	char size[64];
+	enum extc_as_user_result ret;
+
+	if (!s->pool.held)
+		return;
+	extc_step_child_arg(&child->arg.w, s, s->warm_path, cfg->publish_timeout, s->pool.key);
+	child->arg.key_dir = s->pool.hold.dir;
+	clock_gettime(CLOCK_REALTIME, &now);
+	extc_warm_stale_limit(cfg->publish_timeout, &now, &child->arg.w.opts.stale_before);
+	ret = run_as_user(sp, s, extc_pool_put_back_child, cfg->publish_timeout);
+	if (ret == EXTC_AS_USER_FAILED) {
+		extc_info("node pool: nothing moved in: %s", child->why);
+		account(s, size, sizeof(size));
+		return;
+	}
+	if (ret == EXTC_AS_USER_FN_FAILED)
+		extc_info("node pool: not everything moved in: %s", r->why);
+	account(s, size, sizeof(size));
+	extc_verbose("node pool: moved %llu entries into key %s, kept %llu already there (a "
+		     "directory merged into one counts by what it holds), left out %llu "
+		     "incomplete builds, %llu failed%s%s; it holds %s",
+		     (unsigned long long)r->rep.published, s->pool.key,
+		     (unsigned long long)r->rep.present, (unsigned long long)r->rep.incomplete,
+		     (unsigned long long)r->rep.failed, r->rep.failed ? ": " : "",
+		     r->rep.failed ? r->why : "", size);
+}
+
+/* What the detached end is handed: slurmstepd's handle and the step, as they were at the fork. */
+struct end_arg {
+	spank_t sp;
+	struct extc_step *s;
+};
+
+/*
+ * The step's end, in a detached process (background.h): it waits on
+ * children of the user's (publish_timeout bounds each), so it runs after
+ * exit has returned. It holds the job level and the pool key (inherited
+ * locks) until it is done, so that neither the epilog's retirement nor an
+ * eviction takes the directory or the key from under it. Publishes, and
+ * for a local-mode leaf puts its builds back into the pool, lets the key
+ * go and removes the leaf.
+ */
+static void finish(void *varg)
+{
+	const struct end_arg *arg = varg;
+	struct extc_step *s = arg->s;
 
 	if (extc_background_cgroup_problem() != NULL)
 		extc_info("the step's publish and pool move: still in some of the job's cgroups (%s)",
 			  extc_background_cgroup_problem());
-	extc_warm_step_publish(sp, leaf->cfg, leaf->ids, leaf->warm_path);
-	if (leaf->mode != EXTC_MODE_LOCAL)
+	publish_warm(arg->sp, s);
+	if (s->choice.mode != EXTC_MODE_LOCAL)
 		return;
-	extc_pool_step_publish(sp, leaf->cfg, leaf->pol, leaf->ids, leaf->warm_path);
-	extc_pool_step_reset();	/* the key may be evicted from here on */
-	extc_step_remove_leaf(leaf);
+	put_back_pool(arg->sp, s);
+	extc_pool_release(&s->pool.hold);	/* the key may be evicted from here on */
+	remove_leaf(s);
+}
+
+void extc_step_end_finish(spank_t sp, struct extc_step *s)
+{
+	const int keep[] = { s->hold_fd };
+	const struct extc_detach_opts opts = {
+		.name = EXTC_FINISHER_NAME, .keep = keep, .nkeep = 1, .wait_ms = EXTC_HOOK_WAIT_MS,
+		.leave_job_cgroups = true,
+	};
+	struct end_arg arg = { .sp = sp, .s = s };
+	bool local = s->choice.mode == EXTC_MODE_LOCAL;
+	enum extc_detach_result detached;
+	pid_t pid;
+
+	if (!s->created)
+		return;
+	if (!extc_step_warm_publishes(s) && !(local && s->pool.held)) {
+		if (local)
+			remove_leaf(s);
+		return;
+	}
+	detached = extc_detach(finish, &arg, &opts, &pid);
+	if (detached == EXTC_DETACH_RUNNING) {
+		extc_verbose("the step's builds are still being published or moved into the node pool "
+			     "after %u ms; that goes on in the background (pid %d)", EXTC_HOOK_WAIT_MS,
+			     (int)pid);
+	} else if (detached == EXTC_DETACH_FAILED) {
+		extc_error("cannot start the step's publish and pool move: nothing is published or "
+			   "pooled from this step");
+		if (local)
+			remove_leaf(s);
+	}
 }

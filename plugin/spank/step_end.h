@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: a step's end on this node: its builds published and moved into the pool, a local leaf removed. */
+/*
+ * spank-ext-cache: a step's end on this node (exit): its builds published
+ * and moved into the pool by a detached process, a local leaf removed.
+ */
 #ifndef EXTC_STEP_END_H_
 #define EXTC_STEP_END_H_
 
 #include <slurm/spank.h>
 
-#include "spank/step_info.h"
-
-/* A local-mode leaf goes at the end of its step; the epilog takes what is left. */
-void extc_step_remove_leaf(const struct extc_step_leaf *leaf);
+#include "spank/step.h"
 
 /*
- * The step's end, in a detached process (background.h): it waits on
- * children of the user's (publish_timeout bounds each), so it runs after
- * exit has returned. It holds the job level and the pool key (inherited
- * locks) until it is done, so that neither the epilog's retirement nor an
- * eviction takes the directory or the key from under it. Publishes, and
- * for a local-mode leaf moves its builds into the pool, lets the key go
- * and removes the leaf.
+ * exit, after the step's last task on this node, as root. Without publish
+ * or a pool key, a local-mode leaf is removed here. With them, publish,
+ * the move into the pool, root's measurement of the key and the removal
+ * go to a detached process (extc-finisher) born outside the job's cgroups,
+ * which keeps the job level and the key held until it is done; exit waits
+ * for it EXTC_HOOK_WAIT_MS at most. 's' is let go of by the caller
+ * (extc_step_reset), the detached process keeping its own copy.
  */
-void extc_step_finish(spank_t sp, const struct extc_step_leaf *leaf);
+void extc_step_end_finish(spank_t sp, struct extc_step *s);
 
 #endif /* EXTC_STEP_END_H_ */

@@ -715,7 +715,7 @@ static void test_race_repopulation_default_limits_terminate(void **state)
 	if (pid == 0) {
 		struct extc_rm_report rep;
 
-		/* exactly what the step's end does (step_end.c; ctx_step.c's pol.rm_limits is NULL) */
+		/* exactly what the step's end does (step_end.c; step_start.c's pol.rm_limits is NULL) */
 		extc_tree_remove_leaf(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, &rep, why,
 				      sizeof(why));
 		_exit(0);

@@ -32,20 +32,20 @@ static void test_states_the_controller_reports(void **state)
 	fake_ctl_set_job(12, JOB_COMPLETE | JOB_COMPLETING);
 	fake_ctl_set_job(13, JOB_COMPLETE);
 	fake_ctl_set_job(14, JOB_CANCELLED);
-	assert_int_equal(extc_ctl_ask(10, 5000), EXTC_CTL_ALIVE);
-	assert_int_equal(extc_ctl_ask(11, 5000), EXTC_CTL_ALIVE);
-	assert_int_equal(extc_ctl_ask(12, 5000), EXTC_CTL_ALIVE);
-	assert_int_equal(extc_ctl_ask(13, 5000), EXTC_CTL_OVER);
-	assert_int_equal(extc_ctl_ask(14, 5000), EXTC_CTL_OVER);
+	assert_int_equal(extc_ctl_query_ask(10, 5000), EXTC_CTL_ALIVE);
+	assert_int_equal(extc_ctl_query_ask(11, 5000), EXTC_CTL_ALIVE);
+	assert_int_equal(extc_ctl_query_ask(12, 5000), EXTC_CTL_ALIVE);
+	assert_int_equal(extc_ctl_query_ask(13, 5000), EXTC_CTL_OVER);
+	assert_int_equal(extc_ctl_query_ask(14, 5000), EXTC_CTL_OVER);
 	/* unknown to slurmctld: long gone (MinJobAge passed) */
-	assert_int_equal(extc_ctl_ask(15, 5000), EXTC_CTL_OVER);
+	assert_int_equal(extc_ctl_query_ask(15, 5000), EXTC_CTL_OVER);
 }
 
 static void test_an_unreachable_controller_is_doubt(void **state)
 {
 	(void)state;
 	fake_ctl_set_error(SLURM_COMMUNICATIONS_CONNECTION_ERROR);
-	assert_int_equal(extc_ctl_ask(15, 5000), EXTC_CTL_UNKNOWN);
+	assert_int_equal(extc_ctl_query_ask(15, 5000), EXTC_CTL_UNKNOWN);
 }
 
 /*
@@ -57,13 +57,13 @@ static void test_a_dying_or_hanging_query_never_takes_the_caller_with_it(void **
 	(void)state;
 	fake_ctl_set_job(13, JOB_COMPLETE);
 	fake_ctl_set_fault(FAKE_CTL_CRASHES);
-	assert_int_equal(extc_ctl_ask(13, 5000), EXTC_CTL_UNKNOWN);
+	assert_int_equal(extc_ctl_query_ask(13, 5000), EXTC_CTL_UNKNOWN);
 	fake_ctl_set_fault(FAKE_CTL_FATAL);
-	assert_int_equal(extc_ctl_ask(13, 5000), EXTC_CTL_UNKNOWN);
+	assert_int_equal(extc_ctl_query_ask(13, 5000), EXTC_CTL_UNKNOWN);
 	fake_ctl_set_fault(FAKE_CTL_HANGS);
-	assert_int_equal(extc_ctl_ask(13, 200), EXTC_CTL_TIMEOUT);
+	assert_int_equal(extc_ctl_query_ask(13, 200), EXTC_CTL_TIMEOUT);
 	fake_ctl_set_fault(FAKE_CTL_ANSWERS);
-	assert_int_equal(extc_ctl_ask(13, 5000), EXTC_CTL_OVER);
+	assert_int_equal(extc_ctl_query_ask(13, 5000), EXTC_CTL_OVER);
 }
 
 static void test_a_sweep_stops_asking_after_the_first_doubt(void **state)
@@ -72,14 +72,14 @@ static void test_a_sweep_stops_asking_after_the_first_doubt(void **state)
 
 	(void)state;
 	fake_ctl_set_job(13, JOB_COMPLETE);
-	assert_false(extc_ctl_job_alive(13, &s));
+	assert_false(extc_ctl_query_job_alive(13, &s));
 	fake_ctl_set_fault(FAKE_CTL_HANGS);
-	assert_true(extc_ctl_job_alive(13, &s));
+	assert_true(extc_ctl_query_job_alive(13, &s));
 	assert_true(s.gave_up);
 	assert_true(fake_log_has("info", "did not say whether job 13 is over (no answer in time)"));
 	/* the controller would answer now, but this sweep no longer asks: job 13 is kept */
 	fake_ctl_set_fault(FAKE_CTL_ANSWERS);
-	assert_true(extc_ctl_job_alive(13, &s));
+	assert_true(extc_ctl_query_job_alive(13, &s));
 }
 
 /* E3.8: however many ended jobs users leave behind, one sweep asks a bounded number of questions. */
@@ -92,13 +92,13 @@ static void test_a_sweep_asks_at_most_its_budget(void **state)
 	(void)state;
 	fake_ctl_set_job(13, JOB_COMPLETE);
 	for (i = 0; i < 10; i++)
-		over += !extc_ctl_job_alive(13, &s);
+		over += !extc_ctl_query_job_alive(13, &s);
 	/* the first three were asked and are over; the other seven are kept for a later sweep */
 	assert_int_equal(over, 3);
 	assert_int_equal(s.asked, 3);
 	assert_false(s.gave_up);
 	/* a sweep with no budget (asked too recently on this node) asks nothing */
-	assert_true(extc_ctl_job_alive(13, &none));
+	assert_true(extc_ctl_query_job_alive(13, &none));
 	assert_int_equal(none.asked, 0);
 }
 

@@ -53,7 +53,7 @@ static int teardown(void **state)
 	return (0);
 }
 
-/* init in srun (S_CTX_LOCAL) or sbatch/salloc (S_CTX_ALLOCATOR), as ctx_client.c does it */
+/* init in srun (S_CTX_LOCAL) or sbatch/salloc (S_CTX_ALLOCATOR), as client.c does it */
 static void client_init(spank_context_t ctx)
 {
 	fake_reset(ctx, &client);

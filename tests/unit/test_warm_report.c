@@ -67,7 +67,7 @@ static void test_nothing_recorded_and_a_short_buffer(void **state)
 	assert_null(strchr(small, '\033'));
 }
 
-/* A seed's result, as warm_step.c and pool_step.c hand it over. */
+/* A seed's result, as step_warm.c and step_pool.c hand it over. */
 static void test_what_a_seed_did(void **state)
 {
 	static struct extc_warm_seed_res res;

@@ -5,7 +5,7 @@
 #include <slurm/spank.h>
 
 #include "base/config.h"
-#include "spank/ctx_client.h"
+#include "spank/client.h"
 #include "spank/log.h"
 #include "base/mode.h"
 #include "spank/option.h"

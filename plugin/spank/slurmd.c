@@ -11,7 +11,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "spank/ctl_query.h"
-#include "spank/ctx_node.h"
+#include "spank/slurmd.h"
 #include "fs/fs_stamp.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
@@ -133,7 +133,7 @@ static void warn_noexec_base(const struct extc_config *cfg)
  * At daemon start the base is made root-owned before any user can squat
  * its name; a bad argument stops here, loudly, long before a job runs.
  */
-int extc_node_slurmd_init(spank_t sp, int ac, char **av)
+int extc_slurmd_init(spank_t sp, int ac, char **av)
 {
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
@@ -173,7 +173,7 @@ static void sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_
 
 	if (extc_stamp_due(cfg, pol, SWEEP_STAMP_NAME, EXTC_CTL_SWEEP_INTERVAL_S, (int64_t)time(NULL)))
 		ctl.max_asks = EXTC_CTL_ASKS_PER_SWEEP;
-	if (extc_tree_sweep(cfg, pol, extc_ctl_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
+	if (extc_tree_sweep(cfg, pol, extc_ctl_query_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
 		extc_error("epilog: sweeping leftovers: %s", why);
 		return;
 	}
@@ -294,7 +294,7 @@ static void epilog_now(void *arg)
  * the job's user for more than EXTC_HOOK_WAIT_MS: the pool move runs as
  * the user, so it and everything after it run in a detached process.
  */
-int extc_node_job_epilog(spank_t sp, int ac, char **av)
+int extc_slurmd_job_epilog(spank_t sp, int ac, char **av)
 {
 	static struct epilog_work w;
 	const struct extc_detach_opts opts = {
