@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "pool/pool_child.h"
 #include "base/text.h"
 

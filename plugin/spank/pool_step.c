@@ -6,7 +6,7 @@
 
 #include <slurm/spank.h>
 
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "base/container_id.h"
 #include "spank/log.h"
 #include "warm/manifest.h"

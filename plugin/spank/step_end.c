@@ -4,7 +4,7 @@
 
 #include <slurm/spank.h>
 
-#include "base/background.h"
+#include "proc/background.h"
 #include "base/clock.h"
 #include "base/mode.h"
 #include "base/text.h"

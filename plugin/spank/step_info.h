@@ -14,7 +14,7 @@
 
 #include "base/config.h"
 #include "base/mode.h"
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "fs/fs_policy.h"
 #include "warm/warm_child.h"
 

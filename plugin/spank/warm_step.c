@@ -12,7 +12,7 @@
 
 #include <slurm/spank.h>
 
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "base/clock.h"
 #include "fs/fs_remove.h"
 #include "base/layout.h"

@@ -8,7 +8,7 @@
 
 #include <slurm/spank.h>
 
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "base/config.h"
 #include "fs/fs_tree.h"
 #include "warm/warm_child.h"

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "testmain.h"
 #include "base/clock.h"
 #include "fs/fs_remove.h"

@@ -15,10 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs/as_user.h"
-#include "base/child.h"
+#include "proc/as_user.h"
+#include "proc/child.h"
 #include "base/clock.h"
-#include "fs/fs_remove.h"
 #include "base/text.h"
 
 /* The header and EXTC_AS_USER_RES_MAX together stay one atomic pipe write (PIPE_BUF). */
