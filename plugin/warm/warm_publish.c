@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/fdio.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_remove.h"
 #include "base/text.h"
-#include "warm/warm_data.h"
 #include "warm/warm_names.h"
 #include "warm/warm_ninja.h"
 #include "warm/warm_publish.h"
@@ -134,7 +134,7 @@ static void move_entry(struct pub *p, int srcfd, const char *name, int dstfd, co
 	}
 	sfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
 	dfd = openat(dstfd, name, EXTC_DIR_OPEN_FLAGS);
-	d = sfd >= 0 && dfd >= 0 ? extc_warm_opendir(sfd) : NULL;
+	d = sfd >= 0 && dfd >= 0 ? extc_fdio_opendir(sfd) : NULL;
 	while (d != NULL && (de = readdir(d)) != NULL && !extc_past_deadline(p->o->deadline_ns)) {
 		if (extc_warm_name_rule(de->d_name, false) == EXTC_NAME_COPY)
 			move_entry(p, sfd, de->d_name, dfd, rel, merge - 1);
@@ -227,7 +227,7 @@ static void merge_copy(struct pub *p, int srcfd, const char *name, struct level 
 	struct level sub = { dst, name, -1 };
 	struct dirent *de;
 	int sfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
-	DIR *d = sfd >= 0 ? extc_warm_opendir(sfd) : NULL;
+	DIR *d = sfd >= 0 ? extc_fdio_opendir(sfd) : NULL;
 
 	while (d != NULL && (de = readdir(d)) != NULL && !extc_past_deadline(p->o->deadline_ns)) {
 		char subrel[PATH_MAX];
@@ -347,7 +347,7 @@ static void publish_level(struct pub *p, int srcfd, struct level *dst, const cha
 	struct dirent *de;
 	DIR *d;
 
-	d = extc_warm_opendir(srcfd);
+	d = extc_fdio_opendir(srcfd);
 	if (d == NULL) {
 		pub_error(p, "%s: cannot read: %s", rel, strerror(errno));
 		return;

@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_remove.h"
 #include "base/text.h"
-#include "warm/warm_data.h"
 #include "warm/warm_names.h"
 #include "warm/warm_take.h"
 #include "warm/warm_triton.h"
@@ -24,7 +24,7 @@ static uint64_t count_entries(int parentfd, const char *name)
 	struct dirent *de;
 	uint64_t n = 0;
 	int fd = openat(parentfd, name, EXTC_DIR_OPEN_FLAGS);
-	DIR *d = fd >= 0 ? extc_warm_opendir(fd) : NULL;
+	DIR *d = fd >= 0 ? extc_fdio_opendir(fd) : NULL;
 
 	if (fd >= 0)
 		close(fd);
@@ -42,7 +42,7 @@ static void name_the_leaf(int leaffd, const struct extc_warm_opts *o)
 	struct dirent *de;
 	char final[PATH_MAX], why[EXTC_WHY_MAX];
 	int tfd = openat(leaffd, o->triton_subdir, EXTC_DIR_OPEN_FLAGS);
-	DIR *d = tfd >= 0 ? extc_warm_opendir(tfd) : NULL;
+	DIR *d = tfd >= 0 ? extc_fdio_opendir(tfd) : NULL;
 
 	while (d != NULL && (de = readdir(d)) != NULL) {
 		int kfd;
