@@ -186,11 +186,11 @@ fi
 
 # ---- 4. seams (failures) ----------------------------------------------------------------------
 # plugin/ is in folders by layer, lowest first: base/ (settings and small
-# Slurm-free pieces), proc/ (process plumbing), fs/ (the tree and removal
-# engine), warm/ (warm start), pool/ (the node pool), spank/ (the SPANK
-# glue). tests/lib/seams.py reads the sources (comments and strings
-# blanked, no compiler, no build) and prints each finding; any finding
-# fails its gate. Why each exists:
+# Slurm-free pieces), proc/ (process plumbing), container/ (the cache in
+# containers), fs/ (the tree and removal engine), warm/ (warm start),
+# pool/ (the node pool), spank/ (the SPANK glue). tests/lib/seams.py reads
+# the sources (comments and strings blanked, no compiler, no build) and
+# prints each finding; any finding fails its gate. Why each exists:
 #   layers   a file includes headers of its own layer or a lower one only,
 #            so a layer builds, reads and is tested without those above it
 #            and the engine never reaches into the SPANK glue;

@@ -7,7 +7,7 @@
 #include <slurm/spank.h>
 
 #include "proc/as_user.h"
-#include "base/container_id.h"
+#include "container/container_id.h"
 #include "spank/log.h"
 #include "warm/manifest.h"
 #include "pool/pool_child.h"

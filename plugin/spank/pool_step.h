@@ -8,7 +8,7 @@
 #include <slurm/spank.h>
 
 #include "base/config.h"
-#include "base/container_id.h"
+#include "container/container_id.h"
 #include "fs/fs_tree.h"
 
 /* The container image a step runs, as container_id.c told it. */

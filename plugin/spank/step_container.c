@@ -11,13 +11,13 @@
 
 #include <slurm/spank.h>
 
-#include "base/container_env.h"
+#include "container/container_env.h"
 #include "base/layout.h"
 #include "base/text.h"
 #include "spank/log.h"
 #include "spank/step_container.h"
 #include "spank/step_exports.h"
-#include "warm/container_envfile.h"
+#include "container/container_envfile.h"
 
 /* What user_init exported for container runtimes, with the job's values it replaced. */
 static struct extc_cenv_list container_exports;

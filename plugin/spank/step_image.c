@@ -6,7 +6,7 @@
 
 #include <slurm/spank.h>
 
-#include "base/container_id.h"
+#include "container/container_id.h"
 #include "spank/step_image.h"
 
 /* slurmstepd's names for pyxis' options (src/common/spank.c: the option's environment form) */

@@ -10,7 +10,7 @@
 
 #include "base/fdio.h"
 #include "base/layout.h"
-#include "warm/container_envfile.h"
+#include "container/container_envfile.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_remove.h"
 #include "base/text.h"

@@ -11,7 +11,7 @@
 
 #include "base/fdio.h"
 #include "base/layout.h"
-#include "warm/container_envfile.h"
+#include "container/container_envfile.h"
 #include "base/text.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
