@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/fdio.h"
+#include "base/hash.h"
 #include "warm/manifest.h"
 #include "base/text.h"
 
@@ -31,7 +32,7 @@ int extc_isa_fingerprint(const char *cpuinfo, char *out, size_t len)
 {
 	static const char *const keys[] = { "flags", "Features", "isa" };
 	char line[8192];
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	uint64_t h = EXTC_HASH_START;
 	bool found = false, space = false;
 	size_t k;
 	FILE *f = fopen(cpuinfo, "re");
@@ -54,9 +55,9 @@ int extc_isa_fingerprint(const char *cpuinfo, char *out, size_t len)
 					continue;
 				}
 				if (space)
-					h = (h ^ ' ') * 1099511628211ULL;
+					h = extc_hash_fnv1a(h, " ", 1);
 				space = false;
-				h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+				h = extc_hash_fnv1a(h, p, 1);
 			}
 		}
 	}
