@@ -189,7 +189,8 @@ fi
 
 # ---- 4. seams (failures) ----------------------------------------------------------------------
 # plugin/ is in folders by layer, lowest first: base/ (settings and small
-# Slurm-free pieces), fs/ (the tree and removal engine), warm/ (warm start),
+# Slurm-free pieces), proc/ (process plumbing), container/ (the cache in
+# containers), fs/ (the tree and removal engine), warm/ (warm start),
 # pool/ (the node pool), spank/ (the SPANK glue). tests/lib/seams.py reads
 # the sources (comments and strings blanked, no compiler, no build) and
 # prints each finding; any finding fails its gate. Why each exists:

@@ -222,7 +222,7 @@ if [ "$fuzz_seconds" -gt 0 ]; then
                 "$top/fuzz/fuzz_$t.c" "$top/fuzz/fuzz_common.c" "$top/plugin/base/config.c" \
                 "$top/plugin/base/config_vars.c" "$top/plugin/base/mode.c" \
                 "$top/plugin/base/layout.c" "$top/plugin/base/text.c" \
-                "$top/plugin/base/seed_path.c" "$top/plugin/base/vars.c" \
+                "$top/plugin/base/seed_path.c" "$top/plugin/base/vars.c" "$top/plugin/base/fdio.c" \
                 >"$logdir/fuzz-$t-build.log" 2>&1; then
             notok "libFuzzer build of fuzz_$t (see $logdir/fuzz-$t-build.log)"
             continue

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/config_vars.h"
+#include "base/fdio.h"
 #include "base/layout.h"
 #include "base/text.h"
 
@@ -55,7 +56,7 @@ static int check_subdir(const char *subdir, char *why, size_t whylen)
 {
 	size_t i;
 
-	if (subdir[0] == '\0' || strcmp(subdir, ".") == 0 || strcmp(subdir, "..") == 0) {
+	if (subdir[0] == '\0' || extc_fdio_is_dot(subdir)) {
 		extc_fmt(why, whylen, "a subdirectory must be a plain name");
 		return (-1);
 	}

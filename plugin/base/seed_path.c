@@ -2,6 +2,7 @@
 /* spank-ext-cache: the seed and publish directories and the cache key as users and admins name them, checked. */
 #include <string.h>
 
+#include "base/fdio.h"
 #include "base/text.h"
 #include "base/seed_path.h"
 
@@ -86,7 +87,7 @@ int extc_warm_check_pattern(const char *pattern, char *why, size_t whylen)
 static bool plain_name(const char *name)
 {
 	return (name != NULL && name[0] != '\0' && strchr(name, '/') == NULL && !has_control(name) &&
-		strcmp(name, ".") != 0 && strcmp(name, "..") != 0);
+		!extc_fdio_is_dot(name));
 }
 
 int extc_warm_expand_pattern(const char *pattern, uid_t uid, const char *user,

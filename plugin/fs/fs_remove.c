@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/fdio.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_inoset.h"
 #include "fs/fs_remove.h"
@@ -191,7 +192,7 @@ static void walk(struct rm_walk *w)
 			extc_rmw_pop(w);
 			continue;
 		}
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (extc_fdio_is_dot(de->d_name))
 			continue;
 		if (over_budget(w))
 			break;
@@ -278,8 +279,7 @@ int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits 
 	w.parentfd = parentfd;
 
 	/* one plain entry of parentfd, nothing that would resolve elsewhere */
-	if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
-	    strchr(name, '/') != NULL) {
+	if (name[0] == '\0' || extc_fdio_is_dot(name) || strchr(name, '/') != NULL) {
 		extc_rmw_note_failure(&w, EINVAL, name, 0);
 		goto out;
 	}

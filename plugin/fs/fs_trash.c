@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/fdio.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_level.h"
 #include "fs/fs_trash.h"
@@ -194,8 +195,7 @@ static void empty_entries(DIR *dir, int trashfd, const struct extc_rm_limits *li
 				extc_rm_report_stop(report, errno, "the trash could not be read");
 			break;
 		}
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    strcmp(de->d_name, EXTC_TRASH_KEPT_NAME) == 0)
+		if (extc_fdio_is_dot(de->d_name) || strcmp(de->d_name, EXTC_TRASH_KEPT_NAME) == 0)
 			continue;
 		if (extc_rm_tree_at(trashfd, de->d_name, limits, &part) < 0 && part.stopped == NULL &&
 		    part.mounts == 0 && keep_entry(trashfd, de->d_name) == 0) {
@@ -216,7 +216,7 @@ int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_po
 	struct kept kept = { 0, "" };
 	struct tree_fds t;
 	DIR *dir = NULL;
-	int trashfd = -1, dfd;
+	int trashfd = -1;
 	enum extc_level_result opened;
 	int rv;
 
@@ -234,10 +234,8 @@ int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_po
 		rv = 0;
 		goto out;
 	}
-	dfd = dup(trashfd);
-	if (dfd < 0 || (dir = fdopendir(dfd)) == NULL) {
-		if (dfd >= 0)
-			close(dfd);
+	dir = extc_fdio_opendir(trashfd);
+	if (dir == NULL) {
 		extc_fmt(why, whylen, "%s/%s: cannot read: %s", t.path, EXTC_TRASH_NAME,
 			 strerror(errno));
 		rv = -1;
@@ -284,7 +282,7 @@ static void sweep_user(int nodefd, int trashfd, const char *uname,
 	char why[EXTC_WHY_MAX];
 	struct dirent *de;
 	DIR *dir = NULL;
-	int uidfd = -1, dfd;
+	int uidfd = -1;
 
 	if (extc_ident_fd(nodefd, &node_id) < 0 ||
 	    extc_level_open(nodefd, &node_id, uname, false, pol, path, sizeof(path), &uidfd, why,
@@ -292,10 +290,7 @@ static void sweep_user(int nodefd, int trashfd, const char *uname,
 		rep->refused++;
 		goto out;
 	}
-	dfd = dup(uidfd);
-	if (dfd < 0 || extc_ident_fd(uidfd, &uid_id) < 0 || (dir = fdopendir(dfd)) == NULL) {
-		if (dfd >= 0)
-			close(dfd);
+	if (extc_ident_fd(uidfd, &uid_id) < 0 || (dir = extc_fdio_opendir(uidfd)) == NULL) {
 		rep->refused++;
 		goto out;
 	}
@@ -353,7 +348,6 @@ int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *
 	struct dirent *de;
 	DIR *dir = NULL;
 	int trashfd = -1;
-	int dfd;
 	enum extc_level_result opened;
 	int rv;
 
@@ -367,10 +361,8 @@ int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *
 	/* leftovers go to the trash like an epilog's own job; without one, in place */
 	if (extc_trash_open(&t, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND)
 		trashfd = -1;
-	dfd = dup(t.node);
-	if (dfd < 0 || (dir = fdopendir(dfd)) == NULL) {
-		if (dfd >= 0)
-			close(dfd);
+	dir = extc_fdio_opendir(t.node);
+	if (dir == NULL) {
 		extc_fmt(why, whylen, "%s: cannot read: %s", t.path, strerror(errno));
 		rv = -1;
 		goto out;

@@ -9,7 +9,7 @@
 
 #include "base/clock.h"
 #include "base/text.h"
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "pool/pool_child.h"
 #include "pool/pool_rename.h"
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/fdio.h"
 #include "fs/fs_level.h"
 #include "fs/fs_trash.h"
 #include "base/layout.h"
@@ -80,14 +81,10 @@ static size_t scan_user(struct pass *ps, int uidfd, uid_t uid)
 {
 	struct dirent *de;
 	size_t n = 0;
-	int dfd = dup(uidfd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	DIR *d = extc_fdio_opendir(uidfd);
 
-	if (d == NULL) {
-		if (dfd >= 0)
-			close(dfd);
+	if (d == NULL)
 		return (0);
-	}
 	while ((de = readdir(d)) != NULL) {
 		struct extc_pool_entry *x;
 		struct extc_pool_record rec;
@@ -236,14 +233,10 @@ static void pass_users(struct pass *ps)
 {
 	struct dirent *de;
 	size_t plen = strlen(ps->p.t.path);
-	int dfd = dup(ps->p.pool);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	DIR *d = extc_fdio_opendir(ps->p.pool);
 
-	if (d == NULL) {
-		if (dfd >= 0)
-			close(dfd);
+	if (d == NULL)
 		return;
-	}
 	while ((de = readdir(d)) != NULL) {
 		uid_t uid;
 

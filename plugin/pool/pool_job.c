@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "base/layout.h"
 #include "pool/pool_child.h"
 #include "pool/pool_fs.h"

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "pool/pool_key.h"
 #include "base/text.h"
 
@@ -35,47 +36,24 @@ int extc_pool_key_var_index(const char *name)
 	return (-1);
 }
 
-/* Two FNV-1a lanes with different starts: 128 bits, plenty to name one user's environments. */
-struct hash {
-	uint64_t a, b;
-};
-
-static void hash_init(struct hash *h)
-{
-	h->a = 1469598103934665603ULL;
-	h->b = 0x84222325cbf29ce4ULL;
-}
-
-static void hash_bytes(struct hash *h, const void *data, size_t n)
-{
-	const unsigned char *p = data;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h->a = (h->a ^ p[i]) * 1099511628211ULL;
-		h->b = (h->b ^ p[i]) * 1099511628211ULL;
-		h->b ^= h->b >> 29;
-	}
-}
-
 /* A field and its end, so that ("ab", "c") and ("a", "bc") differ. */
-static void hash_field(struct hash *h, const char *s)
+static void hash_field(struct extc_hash_pair *h, const char *s)
 {
 	static const unsigned char unset = 0xff, end = 0;
 
 	if (s == NULL)
-		hash_bytes(h, &unset, 1);
+		extc_hash_pair_bytes(h, &unset, 1);
 	else
-		hash_bytes(h, s, strlen(s) + 1);
-	hash_bytes(h, &end, 1);
+		extc_hash_pair_bytes(h, s, strlen(s) + 1);
+	extc_hash_pair_bytes(h, &end, 1);
 }
 
 int extc_pool_key(const struct extc_pool_key_in *in, char *out, size_t len)
 {
-	struct hash h;
+	struct extc_hash_pair h;
 
-	hash_init(&h);
-	hash_bytes(&h, &(unsigned char){ EXTC_POOL_KEY_VERSION }, 1);
+	extc_hash_pair_init(&h);
+	extc_hash_pair_bytes(&h, &(unsigned char){ EXTC_POOL_KEY_VERSION }, 1);
 	hash_field(&h, in->container != NULL ? "container" : "host");
 	hash_field(&h, in->container);
 	if (in->user_key != NULL) {
@@ -107,7 +85,7 @@ int extc_pool_key_name_ok(const char *name)
 }
 
 /* The identity of 'path' (followed, as the user's own tools would) or its absence. */
-static void hash_ident(struct hash *h, const char *path, bool follow)
+static void hash_ident(struct extc_hash_pair *h, const char *path, bool follow)
 {
 	struct stat sb;
 	uint64_t v[5] = { 0 };
@@ -120,10 +98,10 @@ static void hash_ident(struct hash *h, const char *path, bool follow)
 		v[3] = (uint64_t)sb.st_mtim.tv_sec;
 		v[4] = (uint64_t)sb.st_mtim.tv_nsec;
 	}
-	hash_bytes(h, v, sizeof(v));
+	extc_hash_pair_bytes(h, v, sizeof(v));
 }
 
-static void hash_site(struct hash *h, const char *site)
+static void hash_site(struct extc_hash_pair *h, const char *site)
 {
 	char path[PATH_MAX];
 
@@ -133,7 +111,7 @@ static void hash_site(struct hash *h, const char *site)
 }
 
 /* <prefix>/lib/python3.X/{site,dist}-packages for every python3.X there, in name order. */
-static void hash_prefix(struct hash *h, const char *prefix)
+static void hash_prefix(struct extc_hash_pair *h, const char *prefix)
 {
 	char lib[PATH_MAX], site[PATH_MAX], names[16][NAME_MAX + 1];
 	struct dirent *de;
@@ -170,7 +148,7 @@ static void hash_prefix(struct hash *h, const char *prefix)
 }
 
 /* The first python3 on 'path': its identity, and the prefix it belongs to in 'prefix'. */
-static void hash_python(struct hash *h, const char *path, char *prefix, size_t len)
+static void hash_python(struct extc_hash_pair *h, const char *path, char *prefix, size_t len)
 {
 	char dir[PATH_MAX], exe[PATH_MAX];
 	const char *p = path, *colon;
@@ -203,9 +181,9 @@ int extc_pool_install_fp(const char *path, const char *venv, const char *conda,
 			 const char *cuda_home, char *out, size_t len)
 {
 	char prefix[PATH_MAX], cuda[PATH_MAX];
-	struct hash h;
+	struct extc_hash_pair h;
 
-	hash_init(&h);
+	extc_hash_pair_init(&h);
 	hash_python(&h, path != NULL ? path : "", prefix, sizeof(prefix));
 	hash_prefix(&h, venv);
 	hash_prefix(&h, conda);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/fdio.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_inoset.h"
 #include "pool/pool_key.h"
@@ -157,7 +158,7 @@ static void walk(struct mwalk *w)
 			w->depth--;
 			continue;
 		}
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (extc_fdio_is_dot(de->d_name))
 			continue;
 		w->out->entries++;
 		if (w->lim->max_entries != 0 && w->out->entries > w->lim->max_entries) {

@@ -12,8 +12,8 @@
 
 #include "fs/fs_ident.h"
 #include "fs/fs_remove.h"
+#include "base/fdio.h"
 #include "base/text.h"
-#include "warm/warm_data.h"
 #include "warm/warm_names.h"
 #include "pool/pool_rename.h"
 #include "warm/warm_triton.h"
@@ -24,7 +24,7 @@ static uint64_t count_entries(int parentfd, const char *name)
 	struct dirent *de;
 	uint64_t n = 0;
 	int fd = openat(parentfd, name, EXTC_DIR_OPEN_FLAGS);
-	DIR *d = fd >= 0 ? extc_warm_opendir(fd) : NULL;
+	DIR *d = fd >= 0 ? extc_fdio_opendir(fd) : NULL;
 
 	if (fd >= 0)
 		close(fd);
@@ -42,7 +42,7 @@ static void name_the_leaf(int leaffd, const struct extc_warm_opts *o)
 	struct dirent *de;
 	char final[PATH_MAX], why[EXTC_WHY_MAX];
 	int tfd = openat(leaffd, o->triton_subdir, EXTC_DIR_OPEN_FLAGS);
-	DIR *d = tfd >= 0 ? extc_warm_opendir(tfd) : NULL;
+	DIR *d = tfd >= 0 ? extc_fdio_opendir(tfd) : NULL;
 
 	while (d != NULL && (de = readdir(d)) != NULL) {
 		int kfd;
@@ -141,7 +141,7 @@ static void move_entry(struct extc_warm_walk *w, int srcfd, const char *name, in
 	}
 	sfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
 	dfd = openat(dstfd, name, EXTC_DIR_OPEN_FLAGS);
-	d = sfd >= 0 && dfd >= 0 ? extc_warm_opendir(sfd) : NULL;
+	d = sfd >= 0 && dfd >= 0 ? extc_fdio_opendir(sfd) : NULL;
 	while (d != NULL && (de = readdir(d)) != NULL && !extc_warm_walk_late(w)) {
 		if (extc_warm_name_rule(de->d_name, false) == EXTC_NAME_COPY)
 			move_entry(w, sfd, de->d_name, dfd, shown, merge - 1);

@@ -13,7 +13,7 @@
 #include <slurm/slurm_errno.h>
 #include <slurm/slurm_version.h>
 
-#include "base/child.h"
+#include "proc/child.h"
 #include "base/clock.h"
 #include "spank/ctl_query.h"
 #include "fs/fs_remove.h"

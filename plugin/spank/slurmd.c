@@ -7,7 +7,7 @@
 
 #include <slurm/spank.h>
 
-#include "base/background.h"
+#include "proc/background.h"
 #include "base/clock.h"
 #include "base/config.h"
 #include "spank/ctl_query.h"

@@ -15,14 +15,14 @@
 #include <slurm/spank.h>
 
 #include "base/config.h"
-#include "base/container_env.h"
-#include "base/container_id.h"
+#include "container/container_env.h"
+#include "container/container_id.h"
 #include "base/layout.h"
 #include "base/mode.h"
 #include "base/noexec.h"
 #include "base/seed_path.h"
 #include "base/text.h"
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_policy.h"
 #include "pool/pool_child.h"

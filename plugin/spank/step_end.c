@@ -9,11 +9,11 @@
 
 #include <slurm/spank.h>
 
-#include "base/background.h"
+#include "proc/background.h"
 #include "base/clock.h"
 #include "base/mode.h"
 #include "base/text.h"
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "fs/fs_tree.h"
 #include "pool/pool_child.h"
 #include "pool/pool_fs.h"

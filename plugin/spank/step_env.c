@@ -11,7 +11,7 @@
 
 #include <slurm/spank.h>
 
-#include "base/container_env.h"
+#include "container/container_env.h"
 #include "base/envvars.h"
 #include "base/layout.h"
 #include "base/text.h"

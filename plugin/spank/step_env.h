@@ -9,7 +9,7 @@
 
 #include <slurm/spank.h>
 
-#include "base/container_env.h"
+#include "container/container_env.h"
 #include "spank/step.h"
 
 /*

@@ -8,10 +8,10 @@
 
 #include <slurm/spank.h>
 
-#include "base/container_id.h"
+#include "container/container_id.h"
 #include "base/seed_path.h"
 #include "base/text.h"
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "pool/pool_child.h"
 #include "pool/pool_fs.h"
 #include "pool/pool_job.h"

@@ -12,7 +12,7 @@
 
 #include "base/clock.h"
 #include "base/config.h"
-#include "base/container_id.h"
+#include "container/container_id.h"
 #include "base/layout.h"
 #include "base/mode.h"
 #include "base/noexec.h"

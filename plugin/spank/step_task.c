@@ -15,7 +15,7 @@
 
 #include <slurm/spank.h>
 
-#include "base/container_env.h"
+#include "container/container_env.h"
 #include "base/layout.h"
 #include "base/noexec.h"
 #include "base/text.h"
@@ -28,7 +28,7 @@
 #include "spank/step_task.h"
 #include "spank/step_tell.h"
 #include "spank/step_warm.h"
-#include "warm/container_envfile.h"
+#include "container/container_envfile.h"
 #include "warm/warm_seed.h"
 
 /* Exit code of a task failed by this plugin (distinct from a shell's 1 and 2). */

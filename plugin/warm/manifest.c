@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
+#include "base/hash.h"
 #include "warm/manifest.h"
 #include "base/text.h"
 
@@ -30,7 +32,7 @@ int extc_isa_fingerprint(const char *cpuinfo, char *out, size_t len)
 {
 	static const char *const keys[] = { "flags", "Features", "isa" };
 	char line[8192];
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	uint64_t h = EXTC_HASH_START;
 	bool found = false, space = false;
 	size_t k;
 	FILE *f = fopen(cpuinfo, "re");
@@ -53,9 +55,9 @@ int extc_isa_fingerprint(const char *cpuinfo, char *out, size_t len)
 					continue;
 				}
 				if (space)
-					h = (h ^ ' ') * 1099511628211ULL;
+					h = extc_hash_fnv1a(h, " ", 1);
 				space = false;
-				h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+				h = extc_hash_fnv1a(h, p, 1);
 			}
 		}
 	}
@@ -221,7 +223,7 @@ enum extc_manifest_result extc_manifest_write(int dirfd, const struct extc_manif
 					      size_t whylen)
 {
 	char text[EXTC_MANIFEST_MAX], tmp[128];
-	size_t len, off = 0;
+	size_t len;
 	int fd;
 	enum extc_manifest_result rv = EXTC_MANIFEST_FAILED;
 
@@ -236,16 +238,9 @@ enum extc_manifest_result extc_manifest_write(int dirfd, const struct extc_manif
 		extc_fmt(why, whylen, "%s: cannot create: %s", tmp, strerror(errno));
 		return (EXTC_MANIFEST_FAILED);
 	}
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			extc_fmt(why, whylen, "%s: cannot write: %s", tmp, strerror(errno));
-			goto out;
-		}
-		off += (size_t)n;
+	if (extc_fdio_write_all(fd, text, len) < 0) {
+		extc_fmt(why, whylen, "%s: cannot write: %s", tmp, strerror(errno));
+		goto out;
 	}
 	/* readers on other nodes see the old manifest or the new one, never half of one */
 	if (fchmod(fd, 0644) < 0 || fsync(fd) < 0) {

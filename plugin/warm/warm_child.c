@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "base/clock.h"
 #include "base/layout.h"
 #include "base/text.h"

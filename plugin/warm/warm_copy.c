@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/fdio.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_remove.h"
 #include "base/text.h"
@@ -280,7 +281,7 @@ static int walk_dir(struct walk *w, int srcfd, int dstfd, unsigned depth, enum e
 		extc_fmt(w->why, w->whylen, "the tree is deeper than %d levels", EXTC_WARM_MAX_DEPTH);
 		return (-1);
 	}
-	d = extc_warm_opendir(srcfd);
+	d = extc_fdio_opendir(srcfd);
 	if (d == NULL)
 		return (fail(w, "cannot read the directory", errno));
 	for (;;) {

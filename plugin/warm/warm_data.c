@@ -1,37 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: a copy's bytes (reflink, in-kernel, read/write), directory streams and sizes in words. */
-#include <dirent.h>
+/* spank-ext-cache: a copy's bytes (reflink, in-kernel, read/write) and sizes in words. */
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/fs.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/text.h"
 #include "warm/warm_data.h"
-
-/*
- * A directory stream on a duplicate of 'dirfd', from the start. The
- * duplicate shares the file offset with 'dirfd': without the rewind a
- * second listing of the same directory would find it already read.
- */
-DIR *extc_warm_opendir(int dirfd)
-{
-	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-	DIR *d;
-
-	if (fd < 0)
-		return (NULL);
-	d = fdopendir(fd);
-	if (d == NULL) {
-		close(fd);
-		return (NULL);
-	}
-	rewinddir(d);
-	return (d);
-}
 
 void extc_warm_size_text(uint64_t bytes, char *buf, size_t len)
 {
@@ -52,22 +30,6 @@ void extc_warm_size_text(uint64_t bytes, char *buf, size_t len)
 static bool room_for(uint64_t max_bytes, uint64_t bytes, uint64_t more)
 {
 	return (max_bytes == 0 || bytes + more <= max_bytes);
-}
-
-int extc_write_all(int fd, const char *buf, size_t n)
-{
-	size_t off = 0;
-
-	while (off < n) {
-		ssize_t m = write(fd, buf + off, n - off);
-
-		if (m < 0 && errno == EINTR)
-			continue;
-		if (m <= 0)	/* 0 for a non-empty write: no progress, never a loop */
-			return (-1);
-		off += (size_t)m;
-	}
-	return (0);
 }
 
 static enum extc_data_result failed(const char **what, const char *call)
@@ -110,7 +72,7 @@ enum extc_data_result extc_warm_copy_data(int sfd, int dfd, char *buf, size_t bu
 			return (EXTC_DATA_COPIED);
 		if (!room_for(max_bytes, *bytes, (uint64_t)n))
 			return (EXTC_DATA_TOO_BIG);
-		if (!kernel && extc_write_all(dfd, buf, (size_t)n) < 0)
+		if (!kernel && extc_fdio_write_all(dfd, buf, (size_t)n) < 0)
 			return (failed(what, "cannot write"));
 		*bytes += (uint64_t)n;
 	}

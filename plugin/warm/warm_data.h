@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: a copy's bytes (reflink, in-kernel, read/write), directory streams and sizes in words. */
+/* spank-ext-cache: a copy's bytes (reflink, in-kernel, read/write) and sizes in words. */
 #ifndef EXTC_WARM_DATA_H_
 #define EXTC_WARM_DATA_H_
 
-#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,13 +21,7 @@ enum extc_data_result {
 enum extc_data_result extc_warm_copy_data(int sfd, int dfd, char *buf, size_t buflen,
 					  uint64_t max_bytes, uint64_t *bytes, const char **what);
 
-/* A stream over directory 'dirfd' from its first entry ('dirfd' stays open and usable). */
-DIR *extc_warm_opendir(int dirfd);
-
 /* "1.5 GiB (1610612736 bytes)" style size for messages. */
 void extc_warm_size_text(uint64_t bytes, char *buf, size_t len);
-
-/* All 'n' bytes of 'buf' to 'fd', through EINTR and short writes; 0, or -1 with errno. */
-int extc_write_all(int fd, const char *buf, size_t n);
 
 #endif /* EXTC_WARM_DATA_H_ */

@@ -2,12 +2,13 @@
 /* spank-ext-cache: which names of a cache tree are never copied, and the names the plugin makes. */
 #include <string.h>
 
+#include "base/fdio.h"
 #include "base/text.h"
 #include "warm/warm_names.h"
 
 enum extc_warm_name extc_warm_name_rule(const char *name, bool inductor_level)
 {
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+	if (extc_fdio_is_dot(name))
 		return (EXTC_NAME_SKIP);
 	if (strcmp(name, EXTC_WARM_LOCK_NAME) == 0 ||
 	    (inductor_level && strcmp(name, EXTC_WARM_INDUCTOR_LOCKS) == 0))

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "warm/warm_data.h"
+#include "base/fdio.h"
 #include "warm/warm_names.h"
 #include "warm/warm_ninja.h"
 
@@ -124,7 +124,7 @@ enum extc_ext_state extc_warm_ext_state(int dirfd)
 {
 	bool so = false, so_unfinished = false, lock = false, ninja = false, no_log = false;
 	struct dirent *de;
-	DIR *d = extc_warm_opendir(dirfd);
+	DIR *d = extc_fdio_opendir(dirfd);
 
 	if (d == NULL)
 		return (EXTC_EXT_INCOMPLETE);

@@ -10,8 +10,8 @@
 
 #include "fs/fs_ident.h"
 #include "fs/fs_remove.h"
+#include "base/fdio.h"
 #include "base/text.h"
-#include "warm/warm_data.h"
 #include "warm/warm_names.h"
 #include "warm/warm_publish.h"
 #include "warm/warm_triton.h"
@@ -48,7 +48,7 @@ static void merge_copy(struct extc_warm_walk *w, const struct extc_warm_entry *e
 	struct dirent *de;
 	int sfd = openat(e->srcfd, e->name, EXTC_DIR_OPEN_FLAGS);
 	int dfd = openat(e->dstfd, e->name, EXTC_DIR_OPEN_FLAGS);
-	DIR *d = sfd >= 0 && dfd >= 0 ? extc_warm_opendir(sfd) : NULL;
+	DIR *d = sfd >= 0 && dfd >= 0 ? extc_fdio_opendir(sfd) : NULL;
 
 	if (dfd < 0) {
 		char shown[160];

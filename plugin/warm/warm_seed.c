@@ -8,8 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/layout.h"
-#include "warm/container_envfile.h"
+#include "container/container_envfile.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_remove.h"
 #include "base/text.h"
@@ -28,12 +29,12 @@ static bool dir_holds_only(int parentfd, const char *name, const char *allowed)
 
 	if (fd < 0)
 		return (false);
-	d = extc_warm_opendir(fd);
+	d = extc_fdio_opendir(fd);
 	close(fd);
 	if (d == NULL)
 		return (false);
 	while (empty && (de = readdir(d)) != NULL)
-		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		empty = extc_fdio_is_dot(de->d_name) ||
 			(allowed != NULL && strcmp(de->d_name, allowed) == 0);
 	closedir(d);
 	return (empty);
@@ -51,13 +52,13 @@ int extc_warm_leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen)
 	DIR *d;
 
 	*fresh = true;
-	d = extc_warm_opendir(leaffd);
+	d = extc_fdio_opendir(leaffd);
 	if (d == NULL) {
 		extc_fmt(why, whylen, "cannot read the private directory: %s", strerror(errno));
 		return (-1);
 	}
 	while (*fresh && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		if (!extc_fdio_is_dot(de->d_name) &&
 		    !extc_has_prefix(de->d_name, EXTC_SEEDED_MARK_PREFIX))
 			*fresh = dir_holds_only(leaffd, de->d_name,
 						strcmp(de->d_name, EXTC_CONTAINER_SUBTREE) == 0 ?
@@ -75,11 +76,11 @@ static void leaf_reset(int leaffd, const struct extc_warm_opts *o)
 	size_t i;
 	DIR *d;
 
-	d = extc_warm_opendir(leaffd);
+	d = extc_fdio_opendir(leaffd);
 	if (d == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+		if (!extc_fdio_is_dot(de->d_name))
 			extc_rm_tree_at(leaffd, de->d_name, NULL, &rep);
 	}
 	closedir(d);
@@ -93,7 +94,7 @@ static int move_into_leaf(int stagefd, int leaffd, char *why, size_t whylen)
 	DIR *d;
 	int rv = 0;
 
-	d = extc_warm_opendir(stagefd);
+	d = extc_fdio_opendir(stagefd);
 	if (d == NULL) {
 		extc_fmt(why, whylen, "cannot read the seed's stage: %s", strerror(errno));
 		return (-1);
@@ -101,7 +102,7 @@ static int move_into_leaf(int stagefd, int leaffd, char *why, size_t whylen)
 	while (rv == 0 && (de = readdir(d)) != NULL) {
 		struct stat sb;
 
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (extc_fdio_is_dot(de->d_name))
 			continue;
 		/* an empty directory of the leaf is replaced; anything else there is a conflict */
 		if (fstatat(stagefd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(sb.st_mode))

@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/fdio.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_remove.h"
 #include "warm/manifest.h"
 #include "base/text.h"
-#include "warm/warm_data.h"
 #include "warm/warm_names.h"
 #include "warm/warm_ninja.h"
 #include "warm/warm_sweep.h"
@@ -37,7 +37,7 @@ static void sweep_level(struct sweep *sw, int levelfd, bool drafts)
 {
 	struct extc_rm_report rm;
 	struct dirent *de;
-	DIR *d = extc_warm_opendir(levelfd);
+	DIR *d = extc_fdio_opendir(levelfd);
 
 	if (d == NULL)
 		return;
@@ -59,7 +59,7 @@ static void sweep_level(struct sweep *sw, int levelfd, bool drafts)
 static void sweep_groups(struct sweep *sw, int torchfd)
 {
 	struct dirent *de;
-	DIR *d = extc_warm_opendir(torchfd);
+	DIR *d = extc_fdio_opendir(torchfd);
 
 	if (d == NULL)
 		return;

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/text.h"
-#include "warm/warm_data.h"
 #include "warm/warm_names.h"
 #include "warm/warm_triton.h"
 
@@ -179,9 +179,8 @@ static bool child_ok(struct group_walk *g, const struct child *c)
 	char path[PATH_MAX];
 	struct stat sb;
 
-	if (c->name[0] == '\0' || strchr(c->name, '/') != NULL || strcmp(c->name, ".") == 0 ||
-	    strcmp(c->name, "..") == 0 || c->path[0] != '/' || slash == NULL ||
-	    strcmp(slash + 1, c->name) != 0)
+	if (c->name[0] == '\0' || strchr(c->name, '/') != NULL || extc_fdio_is_dot(c->name) ||
+	    c->path[0] != '/' || slash == NULL || strcmp(slash + 1, c->name) != 0)
 		return (false);
 	if (fstatat(g->keyfd, c->name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
 		return (false);
@@ -262,7 +261,7 @@ static enum extc_triton_result replace_group(int keyfd, const char *name, const 
 		extc_fmt(why, whylen, "cannot write a group file: %s", strerror(errno));
 		return (EXTC_TRITON_FAILED);
 	}
-	if (extc_write_all(fd, g->out, g->outlen) < 0 || fchmod(fd, mode & 0777) < 0)
+	if (extc_fdio_write_all(fd, g->out, g->outlen) < 0 || fchmod(fd, mode & 0777) < 0)
 		extc_fmt(why, whylen, "cannot write a group file: %s", strerror(errno));
 	else if (renameat(keyfd, tmp, keyfd, name) < 0)
 		extc_fmt(why, whylen, "cannot put a group file in place: %s", strerror(errno));
@@ -283,11 +282,8 @@ static enum extc_triton_result each_group(int keyfd, const char *final_dir, char
 	char *out = final_dir != NULL ? malloc(EXTC_TRITON_GROUP_MAX * 2) : NULL;
 	enum extc_triton_result rv = EXTC_TRITON_NO_GROUP;
 	struct dirent *de;
-	int dfd = dup(keyfd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	DIR *d = extc_fdio_opendir(keyfd);
 
-	if (d == NULL && dfd >= 0)
-		close(dfd);
 	if (text == NULL || d == NULL || (final_dir != NULL && out == NULL)) {
 		extc_fmt(why, whylen, "cannot read a Triton entry: %s", strerror(errno));
 		rv = EXTC_TRITON_FAILED;

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/fdio.h"
 #include "base/text.h"
 #include "fs/fs_ident.h"
-#include "warm/warm_data.h"
 #include "warm/warm_names.h"
 #include "warm/warm_shape.h"
 #include "warm/warm_sweep.h"
@@ -172,7 +172,7 @@ static void walk_level(struct extc_warm_walk *w, int srcfd, struct level *dst, c
 	struct dirent *de;
 	DIR *d;
 
-	d = extc_warm_opendir(srcfd);
+	d = extc_fdio_opendir(srcfd);
 	if (d == NULL) {
 		extc_warm_walk_fail(w, "%s: cannot read: %s", rel, strerror(errno));
 		return;

@@ -45,7 +45,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fs/as_user.h"
+#include "proc/as_user.h"
 #include "advtree.h"
 #include "fs/fs_remove.h"
 #include "fuseuser.h"

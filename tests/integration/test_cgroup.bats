@@ -11,7 +11,7 @@
 # neither the step's end nor the job's kills it (proctrack's SIGKILL went
 # out before the hook), but Slurm cannot remove that job cgroup while it
 # lives, and leaves it behind. Work that outlives the job therefore calls
-# extc_cgroup_escape (plugin/base/cgroup_escape.c) first.
+# extc_cgroup_escape (plugin/proc/cgroup_escape.c) first.
 #
 # Each case stands alone and restarts the cluster with what it needs; a
 # case appended at the end does the same, and may use the helpers below
@@ -28,7 +28,7 @@ setup_file() {
     # the exit hook's detached process, with the plugin's own escape, built
     # against this release's spank.h
     gcc -std=gnu11 -Wall -Wextra -Werror -shared -fPIC -I"$ITEST_TOP/plugin" -o "$LAB/lib/exit_fork.so" \
-        "$ITEST_DIR/plugins/exit_fork.c" "$ITEST_TOP/plugin/base/cgroup_escape.c" "$ITEST_TOP/plugin/base/text.c" ||
+        "$ITEST_DIR/plugins/exit_fork.c" "$ITEST_TOP/plugin/proc/cgroup_escape.c" "$ITEST_TOP/plugin/base/text.c" ||
         fail "exit_fork.so does not build"
     # catch_on_node's watcher: the first process in node N's mount namespace
     # that the test names (comm, or a word of its command line; names apart

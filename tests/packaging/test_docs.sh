@@ -120,7 +120,7 @@ for p in $(cd "$top" && grep -ohE '(^|[^A-Za-z0-9_./-])(plugin|tests|docs|bench|
     # a file, a program built from one (tests/unit/test_config) or its log, a layer folder, a name's
     # prefix, or the logs' directory the tests make
     [ -e "$top/$p" ] || compgen -G "$top/${p%.log}*" >/dev/null ||
-        [[ $p =~ ^plugin/(base|fs|warm|pool|spank)$ ]] || [[ $p =~ ^tests/logs(/|$) ]] || missing="$missing $p"
+        [[ $p =~ ^plugin/(base|proc|container|fs|warm|pool|spank)$ ]] || [[ $p =~ ^tests/logs(/|$) ]] || missing="$missing $p"
 done
 t_eq "every path of the tree a document names exists" "" "$missing"
 

@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/background.h"
+#include "proc/background.h"
 
 #define IOPRIO_IDLE (3 << 13)	/* class idle, level 0, as ioprio_get reports it */
 

@@ -2,7 +2,7 @@
 /*
  * spank-ext-cache unit tests: cgroup_escape.h. The paths and mount tables
  * are Slurm's layouts as its cgroup plugins name them (see the comment at
- * the top of plugin/base/cgroup_escape.c) and as the lab shows them; the moves
+ * the top of plugin/proc/cgroup_escape.c) and as the lab shows them; the moves
  * are applied to regular files standing for cgroup.procs, so no root and
  * no cgroup is needed.
  */
@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/cgroup_escape.h"
+#include "proc/cgroup_escape.h"
 #include "strassert.h"
 
 /* Debian 12 on a cgroup v1 host with the v2 hierarchy beside it (hybrid) */

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "base/child.h"
+#include "proc/child.h"
 
 /* A child that waits for a signal, after telling us (through 'ready') that it is running. */
 static pid_t start_waiting_child(void)

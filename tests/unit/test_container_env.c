@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/container_env.h"
-#include "warm/container_envfile.h"
+#include "container/container_env.h"
+#include "container/container_envfile.h"
 #include "strassert.h"
 
 #define BASE "/tmp/ext-cache/"

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "base/container_id.h"
+#include "container/container_id.h"
 
 #define DIGEST "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 

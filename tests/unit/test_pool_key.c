@@ -58,6 +58,28 @@ static void test_the_same_environment_gets_the_same_key(void **state)
 	assert_string_equal(a, b);
 }
 
+/*
+ * The keys of this version are what they were: a node's pool holds builds
+ * under them, so the hash (base/hash.c) and what it is fed change only
+ * with EXTC_POOL_KEY_VERSION.
+ */
+static void test_the_keys_are_pinned(void **state)
+{
+	struct extc_pool_key_in in = base_in();
+	char k[64];
+
+	(void)state;
+	key_of(&in, k);
+	assert_string_equal(k, "07e52455e258235c822cfa4b4b86d2a7");
+	in.user_key = "mykey";
+	key_of(&in, k);
+	assert_string_equal(k, "6a18a29ee8fa3ce8117006daf1b085e9");
+	in.user_key = NULL;
+	in.container = "/img/a.sif";
+	key_of(&in, k);
+	assert_string_equal(k, "1c10c89adaa459503c7004b0bbccae8b");
+}
+
 /* Each listed variable, changed or unset, and each other input, gives another key. */
 static void test_every_input_changes_the_key(void **state)
 {
@@ -278,6 +300,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_the_same_environment_gets_the_same_key),
+		cmocka_unit_test(test_the_keys_are_pinned),
 		cmocka_unit_test(test_every_input_changes_the_key),
 		cmocka_unit_test(test_field_boundaries_count),
 		cmocka_unit_test(test_the_image_separates_keys),

@@ -4,7 +4,7 @@
  * starts a detached root process (comm "exit-fork") the way the plugin
  * starts its long work there, to see where such a process lands and what
  * the end of the step and of the job do to it. Built by test_cgroup.bats
- * together with plugin/base/cgroup_escape.c.
+ * together with plugin/proc/cgroup_escape.c.
  *
  * Arguments: out=DIR (required; a directory every node sees),
  * sleep=SECONDS (how long the process lives, default 30), escape=1 (it
@@ -36,7 +36,7 @@
 
 #include <slurm/spank.h>
 
-#include "base/cgroup_escape.h"
+#include "proc/cgroup_escape.h"
 
 SPANK_PLUGIN(exit_fork, 1);
 

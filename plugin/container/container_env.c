@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/container_env.h"
+#include "container/container_env.h"
 #include "base/envvars.h"
 #include "base/layout.h"
 #include "base/text.h"

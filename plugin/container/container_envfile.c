@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/layout.h"
-#include "warm/container_envfile.h"
+#include "container/container_envfile.h"
 #include "base/text.h"
-#include "warm/warm_data.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
@@ -58,7 +58,7 @@ static int write_lines(int fd, const struct extc_cenv_list *lines)
 		text[at + name_len + 1 + value_len] = '\n';
 		at += name_len + 1 + value_len + 1;
 	}
-	rv = extc_write_all(fd, text, at);
+	rv = extc_fdio_write_all(fd, text, at);
 	free(text);
 	return (rv);
 }

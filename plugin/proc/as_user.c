@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs/as_user.h"
-#include "base/child.h"
+#include "proc/as_user.h"
+#include "proc/child.h"
 #include "base/clock.h"
-#include "fs/fs_remove.h"
+#include "base/fdio.h"
 #include "base/text.h"
 
 /* The header and EXTC_AS_USER_RES_MAX together stay one atomic pipe write (PIPE_BUF). */
@@ -128,7 +128,6 @@ static void child(const struct extc_creds *cr, extc_as_user_fn fn, void *arg, si
 		  int wfd)
 {
 	static struct msg m;	/* too large for a slurmstepd thread's stack */
-	size_t off = 0, len = sizeof(m);
 
 	signal(SIGPIPE, SIG_DFL);
 	umask(022);
@@ -143,15 +142,8 @@ static void child(const struct extc_creds *cr, extc_as_user_fn fn, void *arg, si
 		m.rc = -1;
 	else
 		m.rc = fn(arg, m.res, reslen) == 0 ? 0 : 1;
-	while (off < len) {
-		ssize_t n = write(wfd, (char *)&m + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(2);
-		off += (size_t)n;
-	}
+	if (extc_fdio_write_all(wfd, &m, sizeof(m)) < 0)
+		_exit(2);
 	_exit(0);
 }
 

@@ -17,9 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/background.h"
-#include "base/cgroup_escape.h"
-#include "base/child.h"
+#include "proc/background.h"
+#include "proc/cgroup_escape.h"
+#include "proc/child.h"
 #include "base/clock.h"
 #include "base/text.h"
 

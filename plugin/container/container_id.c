@@ -3,7 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "base/container_id.h"
+#include "container/container_id.h"
 #include "base/text.h"
 
 /* Runtimes whose image the parse cannot tell (or that may change under one name). */

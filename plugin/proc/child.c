@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/child.h"
+#include "proc/child.h"
 
 int extc_close_range(unsigned int first, unsigned int last)
 {

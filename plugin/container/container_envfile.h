@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "base/container_env.h"
+#include "container/container_env.h"
 
 /* <leaf>/container/env */
 #define EXTC_CONTAINER_ENVFILE "env"

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/cgroup_escape.h"
+#include "proc/cgroup_escape.h"
 #include "base/text.h"
 
 #define SCOPE_SUFFIX "slurmstepd.scope"
