@@ -119,13 +119,14 @@ report_trs() {
 }
 
 # make check-root's programs (Makefile.am's ROOT_TESTS)
-root_programs="tests/unit/test_fs_remove tests/unit/test_warm tests/unit/test_pool_measure tests/unit/test_fs_tree
-               tests/unit/test_lifecycle tests/adversarial/test_adv_race tests/adversarial/test_adv_scale
+root_programs="tests/unit/test_cgroup_escape tests/unit/test_fs_remove tests/unit/test_warm tests/unit/test_pool_measure
+               tests/unit/test_fs_tree tests/unit/test_lifecycle tests/adversarial/test_adv_race tests/adversarial/test_adv_scale
                tests/adversarial/test_adv_root tests/adversarial/test_adv_user tests/fault/test_fault"
 adv_programs="tests/adversarial/test_adv_race tests/adversarial/test_adv_scale
               tests/adversarial/test_adv_root tests/fault/test_fault"
 unit_programs="tests/unit/test_config tests/unit/test_mode tests/unit/test_layout
                tests/unit/test_envvars tests/unit/test_fs_remove tests/unit/test_fs_remove:root
+               tests/unit/test_cgroup_escape tests/unit/test_cgroup_escape:root
                tests/unit/test_fs_tree tests/unit/test_lifecycle"
 fuzz_programs="fuzz/replay_config fuzz/replay_mode fuzz/replay_layout fuzz/replay_warm"
 

@@ -5,7 +5,10 @@
  * The names matched here were read in Slurm's sources, 22.05 to 26.05
  * (src/plugins/cgroup/v1/xcgroup.c and cgroup_v1.c, src/plugins/cgroup/v2/
  * cgroup_v2.c); only cgroup/v1 on 22.05 has been seen running, in the lab
- * of tests/integration/test_cgroup.bats.
+ * of tests/integration/test_cgroup.bats. The v2 escape runs, in make
+ * check-root, on the kernel's own cgroup2 hierarchy with v2's layout built
+ * by the test (tests/unit/test_cgroup_escape.c): the kernel's behaviour,
+ * not Slurm's cgroup/v2 plugin, which refuses a host with v1 mounted.
  *  - cgroup/v1, on each controller it uses: PREPEND/uid_U/job_J/step_S/task_N,
  *    PREPEND being "/slurm", or "/slurm_NODE" when Slurm is built for several
  *    slurmd per host (Debian's is); step_S is step_0, step_batch,
