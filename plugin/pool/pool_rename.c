@@ -15,6 +15,7 @@
 #include "base/fdio.h"
 #include "base/text.h"
 #include "warm/warm_names.h"
+#include "warm/warm_shape.h"
 #include "pool/pool_rename.h"
 #include "warm/warm_triton.h"
 
@@ -29,7 +30,7 @@ static uint64_t count_entries(int parentfd, const char *name)
 	if (fd >= 0)
 		close(fd);
 	while (d != NULL && (de = readdir(d)) != NULL)
-		n += extc_warm_name_rule(de->d_name, false) == EXTC_NAME_COPY;
+		n += extc_shape_name_rule(de->d_name, false) == EXTC_NAME_COPY;
 	if (d != NULL)
 		closedir(d);
 	return (n);
@@ -48,7 +49,7 @@ static void name_the_leaf(int leaffd, const struct extc_warm_opts *o)
 		int kfd;
 		enum extc_triton_result r = EXTC_TRITON_BROKEN;
 
-		if (extc_warm_name_rule(de->d_name, false) != EXTC_NAME_COPY)
+		if (extc_shape_name_rule(de->d_name, false) != EXTC_NAME_COPY)
 			continue;
 		kfd = openat(tfd, de->d_name, EXTC_DIR_OPEN_FLAGS);
 		if (kfd < 0)
@@ -143,7 +144,7 @@ static void move_entry(struct extc_warm_walk *w, int srcfd, const char *name, in
 	dfd = openat(dstfd, name, EXTC_DIR_OPEN_FLAGS);
 	d = sfd >= 0 && dfd >= 0 ? extc_fdio_opendir(sfd) : NULL;
 	while (d != NULL && (de = readdir(d)) != NULL && !extc_warm_walk_late(w)) {
-		if (extc_warm_name_rule(de->d_name, false) == EXTC_NAME_COPY)
+		if (extc_shape_name_rule(de->d_name, false) == EXTC_NAME_COPY)
 			move_entry(w, sfd, de->d_name, dfd, shown, merge - 1);
 	}
 	if (d != NULL)

@@ -242,7 +242,7 @@ static int walk_entry(struct walk *w, int srcfd, int dstfd, const char *name, co
 	size_t saved;
 	int rv;
 
-	switch (extc_warm_name_rule(name, shape == EXTC_SHAPE_INDUCTOR)) {
+	switch (extc_shape_name_rule(name, shape == EXTC_SHAPE_INDUCTOR)) {
 	case EXTC_NAME_LOCK:
 		w->st->skipped_locks++;
 		return (0);

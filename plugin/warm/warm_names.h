@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: which names of a cache tree are never copied, and the names the plugin makes. */
+/* spank-ext-cache: the names the plugin makes in a cache tree, and the locks it never copies. */
 #ifndef EXTC_WARM_NAMES_H_
 #define EXTC_WARM_NAMES_H_
-
-#include <stdbool.h>
 
 /* Every name the plugin makes in a cache tree starts so, and no such name is ever copied. */
 #define EXTC_OWN_PREFIX ".ext-cache-"
@@ -20,12 +18,6 @@ enum extc_warm_name {
 	EXTC_NAME_SKIP,		/* "." and "..", or the plugin's own: left out silently */
 };
 
-/*
- * The one rule both a seed and a publish apply to every name they meet:
- * locks ("lock" anywhere, Inductor's locks/ in 'inductor_level', the
- * directory TORCHINDUCTOR_CACHE_DIR names) are never copied, nor are the
- * plugin's own EXTC_OWN_PREFIX names (manifest, stages, drafts).
- */
-enum extc_warm_name extc_warm_name_rule(const char *name, bool inductor_level);
+/* The rule that applies these to a name is extc_shape_name_rule (warm_shape.h). */
 
 #endif /* EXTC_WARM_NAMES_H_ */

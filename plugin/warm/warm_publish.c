@@ -13,6 +13,7 @@
 #include "base/fdio.h"
 #include "base/text.h"
 #include "warm/warm_names.h"
+#include "warm/warm_shape.h"
 #include "warm/warm_publish.h"
 #include "warm/warm_triton.h"
 
@@ -61,7 +62,7 @@ static void merge_copy(struct extc_warm_walk *w, const struct extc_warm_entry *e
 		char subrel[PATH_MAX];
 		struct stat sb;
 
-		if (extc_warm_name_rule(de->d_name, false) != EXTC_NAME_COPY ||
+		if (extc_shape_name_rule(de->d_name, false) != EXTC_NAME_COPY ||
 		    fstatat(sfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !(S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode)) ||
 		    extc_fmt(subrel, sizeof(subrel), "%s/%s", e->rel, de->d_name) < 0)

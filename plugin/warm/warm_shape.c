@@ -1,10 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: what a directory of a JIT cache is, by where it sits: the one classification every walk uses. */
+/* spank-ext-cache: what an entry of a JIT cache is, by its name and where it sits: the one classification every walk uses. */
 #include <string.h>
 
+#include "base/fdio.h"
+#include "base/text.h"
 #include "warm/warm_ninja.h"
 #include "warm/warm_shape.h"
 #include "warm/warm_triton.h"
+
+enum extc_warm_name extc_shape_name_rule(const char *name, bool inductor_level)
+{
+	if (extc_fdio_is_dot(name))
+		return (EXTC_NAME_SKIP);
+	if (strcmp(name, EXTC_WARM_LOCK_NAME) == 0 ||
+	    (inductor_level && strcmp(name, EXTC_WARM_INDUCTOR_LOCKS) == 0))
+		return (EXTC_NAME_LOCK);
+	return (extc_has_prefix(name, EXTC_OWN_PREFIX) ? EXTC_NAME_SKIP : EXTC_NAME_COPY);
+}
 
 static bool is(const char *subdir, const char *name)
 {

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: what a directory of a JIT cache is, by where it sits: the one classification every walk uses. */
+/* spank-ext-cache: what an entry of a JIT cache is, by its name and where it sits: the one classification every walk uses. */
 #ifndef EXTC_WARM_SHAPE_H_
 #define EXTC_WARM_SHAPE_H_
 
+#include <stdbool.h>
+
+#include "warm/warm_names.h"
 #include "warm/warm_opts.h"
 
 /*
@@ -24,6 +27,14 @@ enum extc_shape {
 	EXTC_SHAPE_INCOMPLETE,		/* a torch build without its .so or still locked, a Triton
 					   kernel whose group file does not parse: left out */
 };
+
+/*
+ * The one rule every seed, publish and put-back applies to every name it
+ * meets: locks ("lock" anywhere, Inductor's locks/ in 'inductor_level',
+ * the directory TORCHINDUCTOR_CACHE_DIR names) are never copied, nor are
+ * the plugin's own EXTC_OWN_PREFIX names (manifest, stages, drafts).
+ */
+enum extc_warm_name extc_shape_name_rule(const char *name, bool inductor_level);
 
 /* The shape of a variable's directory 'subdir' of the leaf (or of a seed). */
 enum extc_shape extc_shape_of_subdir(const struct extc_warm_opts *o, const char *subdir);

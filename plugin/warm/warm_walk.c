@@ -109,7 +109,7 @@ static void place(struct extc_warm_walk *w, int srcfd, const char *name, const s
 static bool placeable(struct extc_warm_walk *w, int srcfd, const char *name,
 		      enum extc_shape shape, struct stat *sb)
 {
-	switch (extc_warm_name_rule(name, shape == EXTC_SHAPE_INDUCTOR)) {
+	switch (extc_shape_name_rule(name, shape == EXTC_SHAPE_INDUCTOR)) {
 	case EXTC_NAME_LOCK:
 		w->rep->copy.skipped_locks++;
 		return (false);
