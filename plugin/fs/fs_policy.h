@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: what the tree engine is told (its policy, the step's ids) and what a level is found to be. */
+/* spank-ext-cache: what the tree engine is told (the node's tree, its policy, the step's ids) and what a level is found to be. */
 #ifndef EXTC_FS_POLICY_H_
 #define EXTC_FS_POLICY_H_
 
@@ -23,6 +23,16 @@ struct extc_fs_policy {
 	 */
 	bool job_private;
 	uid_t job_uid;
+};
+
+/*
+ * The node's tree: where it is (the config's base, and the node level the
+ * policy names) and how it is made, checked and removed (the policy). What
+ * each walk of the engine starts from; both stay the caller's.
+ */
+struct extc_tree {
+	const struct extc_config *cfg;
+	const struct extc_fs_policy *pol;
 };
 
 struct extc_ids {

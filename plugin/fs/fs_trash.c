@@ -90,8 +90,7 @@ int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag)
 	return (renameat2(dirfd, name, trashfd, tname, RENAME_NOREPLACE));
 }
 
-enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,
-					     const struct extc_fs_policy *pol, uid_t uid,
+enum extc_retire_result extc_tree_retire_job(const struct extc_tree *tree, uid_t uid,
 					     uint32_t jobid, bool *moved, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
@@ -104,7 +103,7 @@ enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,
 
 	*moved = false;
 	extc_level_fds_init(&t);
-	opened = extc_level_open_user(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
+	opened = extc_level_open_user(tree->cfg, tree->pol, uid, jobid, &t, uname, jname, why, whylen);
 	if (opened != EXTC_LEVEL_FOUND) {
 		rv = (opened == EXTC_LEVEL_ABSENT) ? EXTC_RETIRE_DONE : EXTC_RETIRE_REFUSED;
 		goto out;
@@ -115,8 +114,8 @@ enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,
 	}
 	/* a step's detached end still reads the tree: it holds the job level shared */
 	if (extc_ident_fd(t.uid, &uid_id) < 0 ||
-	    extc_level_open(t.uid, &uid_id, jname, false, pol, t.path, sizeof(t.path), &t.job, why,
-			    whylen) != EXTC_LEVEL_FOUND) {
+	    extc_level_open(t.uid, &uid_id, jname, false, tree->pol, t.path, sizeof(t.path), &t.job,
+			    why, whylen) != EXTC_LEVEL_FOUND) {
 		rv = EXTC_RETIRE_REFUSED;
 		goto out;
 	}
@@ -209,8 +208,8 @@ static void empty_entries(DIR *dir, int trashfd, const struct extc_rm_limits *li
 	}
 }
 
-int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			  struct extc_rm_report *report, char *why, size_t whylen)
+int extc_tree_empty_trash(const struct extc_tree *tree, struct extc_rm_report *report, char *why,
+			  size_t whylen)
 {
 	struct extc_rm_limits limits;
 	struct kept kept = { 0, "" };
@@ -222,7 +221,7 @@ int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_po
 
 	memset(report, 0, sizeof(*report));
 	extc_level_fds_init(&t);
-	opened = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	opened = extc_level_open_top(tree->cfg, tree->pol, false, &t, why, whylen);
 	if (opened == EXTC_LEVEL_FOUND)
 		opened = extc_trash_open(&t, false, &trashfd, why, whylen);
 	if (opened != EXTC_LEVEL_FOUND) {
@@ -243,8 +242,8 @@ int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_po
 		rv = -1;
 		goto out;
 	}
-	if (pol->rm_limits != NULL)
-		limits = *pol->rm_limits;
+	if (tree->pol->rm_limits != NULL)
+		limits = *tree->pol->rm_limits;
 	else
 		extc_rm_limits_default(&limits);
 	/* nobody reaches the trash by path: a mount there only blocks its own removal */
@@ -345,9 +344,8 @@ out:
 		close(uidfd);
 }
 
-int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		    extc_job_alive_fn alive, void *arg, struct extc_sweep_report *report,
-		    char *why, size_t whylen)
+int extc_tree_sweep(const struct extc_tree *tree, extc_job_alive_fn alive, void *arg,
+		    struct extc_sweep_report *report, char *why, size_t whylen)
 {
 	struct tree_fds t;
 	struct dirent *de;
@@ -359,7 +357,7 @@ int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *
 
 	memset(report, 0, sizeof(*report));
 	extc_level_fds_init(&t);
-	opened = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	opened = extc_level_open_top(tree->cfg, tree->pol, false, &t, why, whylen);
 	if (opened != EXTC_LEVEL_FOUND) {
 		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
 		goto out;
@@ -384,7 +382,7 @@ int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *
 			break;
 		if (extc_layout_parse_uid_name(de->d_name, &uid) < 0)
 			continue;
-		sweep_user(t.node, trashfd, de->d_name, pol, alive, arg, report);
+		sweep_user(t.node, trashfd, de->d_name, tree->pol, alive, arg, report);
 	}
 	if (errno != 0) {
 		extc_fmt(why, whylen, "%s: cannot read: %s", t.path, strerror(errno));

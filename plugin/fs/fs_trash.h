@@ -41,17 +41,16 @@ enum extc_retire_result {
 	EXTC_RETIRE_HELD,	/* a process holds the job level (a step's detached end): try later */
 };
 
-enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,
-					     const struct extc_fs_policy *pol, uid_t uid,
+enum extc_retire_result extc_tree_retire_job(const struct extc_tree *tree, uid_t uid,
 					     uint32_t jobid, bool *moved, char *why, size_t whylen);
 
 /*
  * Remove everything in the trash with the removal engine, within
- * pol->rm_limits. One emptier at a time (a second returns 0 at once).
+ * the policy's rm_limits. One emptier at a time (a second returns 0 at once).
  * 0 when the trash is empty (or absent) afterwards.
  */
-int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			  struct extc_rm_report *report, char *why, size_t whylen);
+int extc_tree_empty_trash(const struct extc_tree *tree, struct extc_rm_report *report, char *why,
+			  size_t whylen);
 
 /* Does the job still run (or is it still ending) anywhere? Unsure means yes. */
 typedef bool (*extc_job_alive_fn)(uint32_t jobid, void *arg);
@@ -70,8 +69,7 @@ struct extc_sweep_report {
  * killed): every job level that no step holds and whose job 'alive' says
  * is over. Levels that fail verification are counted and left alone.
  */
-int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		    extc_job_alive_fn alive, void *arg, struct extc_sweep_report *report,
-		    char *why, size_t whylen);
+int extc_tree_sweep(const struct extc_tree *tree, extc_job_alive_fn alive, void *arg,
+		    struct extc_sweep_report *report, char *why, size_t whylen);
 
 #endif /* EXTC_FS_TRASH_H_ */

@@ -163,25 +163,24 @@ out:
 	return (rv);
 }
 
-int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			   char *why, size_t whylen)
+int extc_tree_prepare_base(const struct extc_tree *tree, char *why, size_t whylen)
 {
 	struct tree_fds t;
 	enum extc_level_result opened;
 
 	extc_level_fds_init(&t);
-	opened = extc_level_open_top(cfg, pol, true, &t, why, whylen);
+	opened = extc_level_open_top(tree->cfg, tree->pol, true, &t, why, whylen);
 	extc_level_fds_close(&t);
 	return (opened == EXTC_LEVEL_FOUND ? 0 : -1);
 }
 
-int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		     const struct extc_ids *ids, enum extc_mode mode,
-		     char *leaf_path, size_t pathlen, int *hold_fd, char *why, size_t whylen)
+int extc_tree_create(const struct extc_tree *tree, const struct extc_ids *ids, enum extc_mode mode,
+		     char *leaf_path, size_t pathlen, char *why, size_t whylen)
 {
+	const struct extc_fs_policy *pol = tree->pol;
 	char leaf[EXTC_NAME_LEN];
 	struct tree_fds t;
-	int rv = -1;
+	int hold = -1;
 
 	extc_level_fds_init(&t);
 	if (extc_layout_leaf_name(mode, ids->stepid, leaf, sizeof(leaf)) < 0) {
@@ -189,7 +188,7 @@ int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy 
 			 extc_mode_name(mode));
 		goto out;
 	}
-	if (extc_level_open_top(cfg, pol, true, &t, why, whylen) != EXTC_LEVEL_FOUND ||
+	if (extc_level_open_top(tree->cfg, pol, true, &t, why, whylen) != EXTC_LEVEL_FOUND ||
 	    extc_level_open_job(&t, pol, ids->uid, ids->jobid, true, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	/* the longest exported value must fit before anything is handed over */
@@ -197,16 +196,15 @@ int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy 
 		extc_fmt(why, whylen, "%s/%s: path too long", t.path, leaf);
 		goto out;
 	}
-	if (make_leaf(&t, leaf, cfg, pol, ids, mode == EXTC_MODE_JOB || pol->job_private, why,
+	if (make_leaf(&t, leaf, tree->cfg, pol, ids, mode == EXTC_MODE_JOB || pol->job_private, why,
 		      whylen) != 0)
 		goto out;
 	extc_fmt(leaf_path, pathlen, "%s", t.path);
-	*hold_fd = t.job;
+	hold = t.job;
 	t.job = -1;
-	rv = 0;
 out:
 	extc_level_fds_close(&t);
-	return (rv);
+	return (hold);
 }
 
 enum extc_level_result extc_tree_leaf_ident_at(int job_fd, const char *job_path,
@@ -244,8 +242,7 @@ out:
 	return (rv);
 }
 
-enum extc_level_result extc_tree_leaf_ident(const struct extc_config *cfg,
-					    const struct extc_fs_policy *pol,
+enum extc_level_result extc_tree_leaf_ident(const struct extc_tree *tree,
 					    const struct extc_ids *ids, enum extc_mode mode,
 					    struct extc_ident *id, char *why, size_t whylen)
 {
@@ -253,19 +250,20 @@ enum extc_level_result extc_tree_leaf_ident(const struct extc_config *cfg,
 	enum extc_level_result rv;
 
 	extc_level_fds_init(&t);
-	rv = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	rv = extc_level_open_top(tree->cfg, tree->pol, false, &t, why, whylen);
 	if (rv == EXTC_LEVEL_FOUND)
-		rv = extc_level_open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
+		rv = extc_level_open_job(&t, tree->pol, ids->uid, ids->jobid, false, why, whylen);
 	if (rv == EXTC_LEVEL_FOUND)
 		rv = extc_tree_leaf_ident_at(t.job, t.path, mode, ids->stepid, id, why, whylen);
 	extc_level_fds_close(&t);
 	return (rv);
 }
 
-int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			  const struct extc_ids *ids, enum extc_mode mode,
-			  struct extc_rm_report *report, char *why, size_t whylen)
+int extc_tree_remove_leaf(const struct extc_tree *tree, const struct extc_ids *ids,
+			  enum extc_mode mode, struct extc_rm_report *report, char *why,
+			  size_t whylen)
 {
+	const struct extc_fs_policy *pol = tree->pol;
 	struct extc_rm_limits limits;
 	char leaf[EXTC_NAME_LEN];
 	struct tree_fds t;
@@ -279,7 +277,7 @@ int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_po
 		rv = 0;
 		goto out;
 	}
-	opened = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	opened = extc_level_open_top(tree->cfg, pol, false, &t, why, whylen);
 	if (opened == EXTC_LEVEL_FOUND)
 		opened = extc_level_open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
 	if (opened == EXTC_LEVEL_ABSENT) {
@@ -314,9 +312,8 @@ out:
 	return (rv);
 }
 
-int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 uid_t uid, uint32_t jobid, struct extc_rm_report *report,
-			 char *why, size_t whylen)
+int extc_tree_remove_job(const struct extc_tree *tree, uid_t uid, uint32_t jobid,
+			 struct extc_rm_report *report, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_rm_limits limits;
@@ -326,12 +323,12 @@ int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_pol
 
 	memset(report, 0, sizeof(*report));
 	extc_level_fds_init(&t);
-	opened = extc_level_open_user(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
+	opened = extc_level_open_user(tree->cfg, tree->pol, uid, jobid, &t, uname, jname, why, whylen);
 	if (opened != EXTC_LEVEL_FOUND) {
 		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
 		goto out;
 	}
-	if (extc_rm_tree_at(t.uid, jname, extc_level_rm_limits(pol, &limits), report) < 0) {
+	if (extc_rm_tree_at(t.uid, jname, extc_level_rm_limits(tree->pol, &limits), report) < 0) {
 		char text[512];
 
 		extc_rm_report_text(report, text, sizeof(text));

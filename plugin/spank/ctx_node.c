@@ -64,6 +64,7 @@ static void evict_pool(struct trash_job *job)
 static void empty_trash_now(void *arg)
 {
 	struct trash_job *job = arg;
+	const struct extc_tree tree = { &job->cfg, &job->pol };
 	struct extc_rm_limits limits;
 	struct extc_rm_report report;
 	char why[EXTC_WHY_MAX], text[256];
@@ -74,7 +75,7 @@ static void empty_trash_now(void *arg)
 	job->pol.rm_limits = &limits;
 	if (job->cfg.pool)
 		evict_pool(job);
-	if (extc_tree_empty_trash(&job->cfg, &job->pol, &report, why, sizeof(why)) < 0) {
+	if (extc_tree_empty_trash(&tree, &report, why, sizeof(why)) < 0) {
 		extc_error("emptying the trash after the epilog: %s (the next epilog goes on)", why);
 		return;
 	}
@@ -92,6 +93,7 @@ static void empty_trash_now(void *arg)
 static void empty_trash_later(const struct extc_config *cfg, const struct extc_fs_policy *pol)
 {
 	struct trash_job job = { .cfg = *cfg, .pol = *pol };
+	const struct extc_tree tree = { &job.cfg, &job.pol };
 	struct extc_rm_limits limits;
 	struct extc_rm_report report;
 	char why[EXTC_WHY_MAX];
@@ -105,7 +107,7 @@ static void empty_trash_later(const struct extc_config *cfg, const struct extc_f
 	extc_rm_limits_default(&limits);
 	limits.deadline_ns = extc_monotonic_ns() + 2000000000ull;
 	job.pol.rm_limits = &limits;
-	if (extc_tree_empty_trash(&job.cfg, &job.pol, &report, why, sizeof(why)) < 0)
+	if (extc_tree_empty_trash(&tree, &report, why, sizeof(why)) < 0)
 		extc_info("epilog: the trash is not empty yet (%s); the next epilog goes on", why);
 }
 
@@ -137,6 +139,7 @@ int extc_node_slurmd_init(spank_t sp, int ac, char **av)
 {
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
+	const struct extc_tree tree = { &cfg, &pol };
 	char why[EXTC_WHY_MAX], node[EXTC_NODE_NAME_MAX + 1];
 
 	(void)sp;
@@ -146,7 +149,7 @@ int extc_node_slurmd_init(spank_t sp, int ac, char **av)
 	}
 	if (node_policy(&cfg, &pol, node, sizeof(node)) < 0)
 		return (0);
-	if (extc_tree_prepare_base(&cfg, &pol, why, sizeof(why)) < 0) {
+	if (extc_tree_prepare_base(&tree, why, sizeof(why)) < 0) {
 		extc_error("%s (steps will try again)", why);
 		return (0);
 	}
@@ -167,13 +170,14 @@ int extc_node_slurmd_init(spank_t sp, int ac, char **av)
  */
 static void sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_policy *pol)
 {
+	const struct extc_tree tree = { cfg, pol };
 	struct extc_sweep_report sweep;
 	struct extc_ctl_session ctl = { .timeout_ms = EXTC_CTL_TIMEOUT_MS };
 	char why[EXTC_WHY_MAX], text[256];
 
-	if (extc_stamp_due(cfg, pol, SWEEP_STAMP_NAME, EXTC_CTL_SWEEP_INTERVAL_S, (int64_t)time(NULL)))
+	if (extc_stamp_due(&tree, SWEEP_STAMP_NAME, EXTC_CTL_SWEEP_INTERVAL_S, (int64_t)time(NULL)))
 		ctl.max_asks = EXTC_CTL_ASKS_PER_SWEEP;
-	if (extc_tree_sweep(cfg, pol, extc_ctl_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
+	if (extc_tree_sweep(&tree, extc_ctl_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
 		extc_error("epilog: sweeping leftovers: %s", why);
 		return;
 	}
@@ -230,13 +234,14 @@ static void pool_job(const struct epilog_work *w)
 static enum extc_retire_result retire_job(const struct epilog_work *w, bool *moved, char *why,
 					  size_t whylen)
 {
+	const struct extc_tree tree = { &w->cfg, &w->pol };
 	uint64_t deadline = extc_monotonic_ns() +
 			    (2ull * w->cfg.publish_timeout + RETIRE_MARGIN_S) * 1000000000ull;
 	unsigned wait_ms = 10;
 
 	for (;;) {
-		enum extc_retire_result retired = extc_tree_retire_job(&w->cfg, &w->pol, w->uid,
-								       w->jobid, moved, why, whylen);
+		enum extc_retire_result retired = extc_tree_retire_job(&tree, w->uid, w->jobid, moved,
+								       why, whylen);
 
 		if (retired != EXTC_RETIRE_HELD || extc_monotonic_ns() >= deadline)
 			return (retired);
@@ -253,6 +258,7 @@ static enum extc_retire_result retire_job(const struct epilog_work *w, bool *mov
 static void epilog_now(void *arg)
 {
 	struct epilog_work *w = arg;
+	const struct extc_tree tree = { &w->cfg, &w->pol };
 	struct extc_rm_report report;
 	struct trash_job trash = { .cfg = w->cfg, .pol = w->pol };
 	char why[EXTC_WHY_MAX];
@@ -274,8 +280,7 @@ static void epilog_now(void *arg)
 	} else if (retired == EXTC_RETIRE_NO_TRASH) {
 		/* no trash to be had: remove in place */
 		extc_error("epilog: %s; removing in place", why);
-		if (extc_tree_remove_job(&w->cfg, &w->pol, w->uid, w->jobid, &report, why,
-					 sizeof(why)) < 0)
+		if (extc_tree_remove_job(&tree, w->uid, w->jobid, &report, why, sizeof(why)) < 0)
 			extc_error("epilog: %s", why);
 	} else if (moved) {
 		extc_verbose("epilog: moved the job's tree to the trash in %.3f ms",
@@ -326,10 +331,11 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 			     "the background (pid %d)", EXTC_HOOK_WAIT_MS, (int)pid);
 	} else if (detached == EXTC_DETACH_FAILED) {
 		/* no process to be had: the tree goes now, unpooled; the rest waits for a later epilog */
+		const struct extc_tree tree = { &w.cfg, &w.pol };
 		bool moved;
 
 		w.cfg.pool = false;
-		if (extc_tree_retire_job(&w.cfg, &w.pol, w.uid, w.jobid, &moved, why, sizeof(why)) ==
+		if (extc_tree_retire_job(&tree, w.uid, w.jobid, &moved, why, sizeof(why)) ==
 		    EXTC_RETIRE_NO_TRASH)
 			extc_error("epilog: %s; the tree is left for a later epilog", why);
 		empty_trash_later(&w.cfg, &w.pol);

@@ -112,6 +112,7 @@ static bool failure_fails_step(void)
  */
 int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 {
+	const struct extc_tree tree = { &step.cfg, &step.pol };
 	char leaf[EXTC_NAME_LEN];
 	char envbuf[EXTC_MODE_VALUE_MAX + 2];
 	struct extc_pool_step_image image;
@@ -156,8 +157,9 @@ int extc_step_init_post_opt(spank_t sp, int ac, char **av)
 	}
 	extc_fs_policy_root(&step.pol, &step.cfg, step.node_name);
 	t0 = extc_monotonic_ns();
-	if (extc_tree_create(&step.cfg, &step.pol, &step.ids, step.choice.mode, step.leaf_path,
-			     sizeof(step.leaf_path), &step.hold_fd, step.why, sizeof(step.why)) < 0) {
+	step.hold_fd = extc_tree_create(&tree, &step.ids, step.choice.mode, step.leaf_path,
+					sizeof(step.leaf_path), step.why, sizeof(step.why));
+	if (step.hold_fd < 0) {
 		step.fail_step = failure_fails_step();
 		step.warn_step = !step.fail_step;
 		extc_error("no private cache for this step (%s): %s",
@@ -257,6 +259,7 @@ static void refuse_noexec(spank_t sp)
 int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
 {
 	struct extc_fs_policy pol = step.pol;
+	struct extc_tree tree = { &step.cfg, &step.pol };
 	struct extc_ident seen;
 	char path[PATH_MAX], why[EXTC_WHY_MAX];
 	int hold = -1;
@@ -268,15 +271,16 @@ int extc_step_task_init_privileged(spank_t sp, int ac, char **av)
 		return (0);
 	if (extc_step_view_task_shares())	/* no walk down from the root per task */
 		return (0);
-	found = extc_tree_leaf_ident(&step.cfg, &step.pol, &step.ids, step.choice.mode, &seen, why,
-				     sizeof(why));
+	found = extc_tree_leaf_ident(&tree, &step.ids, step.choice.mode, &seen, why, sizeof(why));
 	if (found == EXTC_LEVEL_FOUND && step.leaf_id_known && seen.dev == step.leaf_id.dev &&
 	    seen.ino == step.leaf_id.ino)
 		return (0);
 	pol.job_private = true;
 	pol.job_uid = step.ids.uid;
-	if (extc_tree_create(&step.cfg, &pol, &step.ids, step.choice.mode, path, sizeof(path),
-			     &hold, why, sizeof(why)) == 0) {
+	tree.pol = &pol;
+	hold = extc_tree_create(&tree, &step.ids, step.choice.mode, path, sizeof(path), why,
+				sizeof(why));
+	if (hold >= 0) {
 		close(hold);
 		extc_debug("made %s in the job's own mount namespace", path);
 		return (0);

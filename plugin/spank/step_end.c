@@ -16,12 +16,12 @@
 
 void extc_step_remove_leaf(const struct extc_step_leaf *leaf)
 {
+	const struct extc_tree tree = { leaf->cfg, leaf->pol };
 	struct extc_rm_report report;
 	char why[EXTC_WHY_MAX], text[256];
 	uint64_t t0 = extc_monotonic_ns();
 
-	if (extc_tree_remove_leaf(leaf->cfg, leaf->pol, leaf->ids, leaf->mode, &report, why,
-				  sizeof(why)) < 0) {
+	if (extc_tree_remove_leaf(&tree, leaf->ids, leaf->mode, &report, why, sizeof(why)) < 0) {
 		extc_error("removing %s: %s (the job epilog tries again)", leaf->path, why);
 		return;
 	}

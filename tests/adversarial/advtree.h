@@ -21,6 +21,7 @@
 struct adv_tree {
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
+	struct extc_tree tree;	/* cfg and pol */
 	struct extc_ids ids;
 	char base[PATH_MAX];
 	char leaf[PATH_MAX];

@@ -289,7 +289,9 @@ static int user_level(struct fx *fx, uid_t uid)
 	char uname[EXTC_NAME_LEN], why[1024];
 
 	if (fx->p.pool < 0) {
-		assert_int_equal(extc_tree_prepare_base(&fx->cfg, &fx->pol, why, sizeof(why)), 0);
+		const struct extc_tree tree = { &fx->cfg, &fx->pol };
+
+		assert_int_equal(extc_tree_prepare_base(&tree, why, sizeof(why)), 0);
 		assert_int_equal(extc_pool_open_levels(&fx->cfg, &fx->pol, true, &fx->p, why,
 						       sizeof(why)), EXTC_LEVEL_FOUND);
 		fx->plen = strlen(fx->p.t.path);
