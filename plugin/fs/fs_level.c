@@ -53,15 +53,16 @@ int extc_level_lock(int fd, int op, unsigned wait_ms)
 	}
 }
 
-void extc_level_fds_init(struct tree_fds *t)
+void extc_level_walk_init(struct extc_level_walk *w, const struct extc_tree *tree)
 {
-	t->base = t->node = t->uid = t->job = -1;
-	t->path[0] = '\0';
+	w->tree = *tree;
+	w->base = w->node = w->uid = w->job = -1;
+	w->path[0] = '\0';
 }
 
-void extc_level_fds_close(struct tree_fds *t)
+void extc_level_walk_close(struct extc_level_walk *w)
 {
-	int *fds[] = { &t->job, &t->uid, &t->node, &t->base };
+	int *fds[] = { &w->job, &w->uid, &w->node, &w->base };
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -136,24 +137,37 @@ static int check_ancestor(const struct extc_ident *id, const struct extc_fs_poli
 	return (0);
 }
 
+/* How open_level opens a level. */
+#define OPEN_CREATE 1u		/* made first if missing */
+#define OPEN_MOUNT_OK 2u	/* the base: it may itself be a mount point */
+
 /*
- * Open (and with 'create', make) a skeleton level below a verified parent.
- * EXTC_LEVEL_ABSENT when it does not exist and 'create' is false. A NULL
- * 'parent_id' skips the mount check (the base itself may be a mount point).
+ * Open (and with OPEN_CREATE, make) a skeleton level below a verified
+ * parent. EXTC_LEVEL_ABSENT when it does not exist and is not to be made.
+ * The level must be on the mount of its parent, whose identity is taken
+ * here, from its descriptor; only the base (OPEN_MOUNT_OK) is exempt.
  */
-enum extc_level_result extc_level_open(int parentfd, const struct extc_ident *parent_id,
-				       const char *name, bool create,
-				       const struct extc_fs_policy *pol, char *path, size_t pathlen,
-				       int *out, char *why, size_t whylen)
+static enum extc_level_result open_level(struct extc_level_walk *w, int parentfd,
+					 const char *name, unsigned how, int *out, char *why,
+					 size_t whylen)
 {
+	const struct extc_fs_policy *pol = w->tree.pol;
+	const bool create = (how & OPEN_CREATE) != 0;
+	const bool mount_ok = (how & OPEN_MOUNT_OK) != 0;
 	enum extc_open_result res = EXTC_OPEN_ERROR;
-	struct extc_ident id;
+	struct extc_ident parent_id, id;
+	char *path = w->path;
+	size_t pathlen = sizeof(w->path);
 	bool created = false;
 	size_t plen = strlen(path);
 	int attempt;
 	int fd = -1;
 	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
+	if (!mount_ok && extc_ident_fd(parentfd, &parent_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", path, strerror(errno));
+		goto out;
+	}
 	if (extc_fmt(path + plen, pathlen - plen, "/%s", name) < 0) {
 		extc_fmt(why, whylen, "%s: path too long", path);
 		goto out;
@@ -168,7 +182,7 @@ enum extc_level_result extc_level_open(int parentfd, const struct extc_ident *pa
 				goto out;
 			}
 		}
-		res = extc_open_below(parentfd, parent_id, name, &fd, &id);
+		res = extc_open_below(parentfd, mount_ok ? NULL : &parent_id, name, &fd, &id);
 		if (res != EXTC_OPEN_ABSENT || !create)
 			break;
 	}
@@ -211,15 +225,23 @@ out:
 	return (rv);
 }
 
+enum extc_level_result extc_level_open(struct extc_level_walk *w, int parentfd, const char *name,
+				       bool create, int *out, char *why, size_t whylen)
+{
+	return (open_level(w, parentfd, name, create ? OPEN_CREATE : 0, out, why, whylen));
+}
+
 /*
  * Walk from "/" to the base one component at a time with O_NOFOLLOW, so a
  * symlink anywhere on the way is refused rather than followed (O_NOFOLLOW
  * on a whole path guards only its last component).
  */
-static enum extc_level_result open_base(const char *base, bool create,
-					const struct extc_fs_policy *pol, char *path,
-					size_t pathlen, int *out, char *why, size_t whylen)
+static enum extc_level_result open_base(struct extc_level_walk *w, bool create, char *why,
+					size_t whylen)
 {
+	const struct extc_fs_policy *pol = w->tree.pol;
+	char *path = w->path;
+	size_t pathlen = sizeof(w->path);
 	char copy[EXTC_BASE_MAX + 1];
 	struct extc_ident id;
 	char *save = NULL, *comp, *next;
@@ -227,7 +249,7 @@ static enum extc_level_result open_base(const char *base, bool create,
 	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
 	path[0] = '\0';
-	if (extc_fmt(copy, sizeof(copy), "%s", base) < 0) {
+	if (extc_fmt(copy, sizeof(copy), "%s", w->tree.cfg->base) < 0) {
 		extc_fmt(why, whylen, "base is too long");
 		return (EXTC_LEVEL_REFUSED);
 	}
@@ -261,7 +283,8 @@ static enum extc_level_result open_base(const char *base, bool create,
 			goto out;
 		comp = next;
 	}
-	rv = extc_level_open(fd, NULL, comp, create, pol, path, pathlen, out, why, whylen);
+	rv = open_level(w, fd, comp, OPEN_MOUNT_OK | (create ? OPEN_CREATE : 0), &w->base, why,
+			whylen);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -269,43 +292,36 @@ out:
 }
 
 /* Base (refusing a network filesystem unless allowed) and the node level if any. */
-enum extc_level_result extc_level_open_top(const struct extc_config *cfg,
-					   const struct extc_fs_policy *pol, bool create,
-					   struct tree_fds *t, char *why, size_t whylen)
+enum extc_level_result extc_level_open_top(struct extc_level_walk *w, bool create, char *why,
+					   size_t whylen)
 {
-	struct extc_ident base_id;
 	const char *fstype;
 	bool network;
 	enum extc_level_result rv;
 
-	rv = open_base(cfg->base, create, pol, t->path, sizeof(t->path), &t->base, why, whylen);
+	rv = open_base(w, create, why, whylen);
 	if (rv != EXTC_LEVEL_FOUND)
 		return (rv);
-	if (extc_fs_is_network(t->base, &network, &fstype) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat the filesystem: %s", t->path, strerror(errno));
+	if (extc_fs_is_network(w->base, &network, &fstype) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat the filesystem: %s", w->path, strerror(errno));
 		return (EXTC_LEVEL_REFUSED);
 	}
-	if (network && !cfg->allow_shared_fs) {
+	if (network && !w->tree.cfg->allow_shared_fs) {
 		extc_fmt(why, whylen,
 			 "%s: is on %s, a network or cluster filesystem shared between nodes; "
-			 "use node-local storage or set allow_shared_fs=yes", t->path, fstype);
+			 "use node-local storage or set allow_shared_fs=yes", w->path, fstype);
 		return (EXTC_LEVEL_REFUSED);
 	}
-	if (pol->node_name == NULL) {
-		t->node = dup(t->base);
-		if (t->node < 0) {
-			extc_fmt(why, whylen, "%s: cannot duplicate its descriptor: %s", t->path,
+	if (w->tree.pol->node_name == NULL) {
+		w->node = dup(w->base);
+		if (w->node < 0) {
+			extc_fmt(why, whylen, "%s: cannot duplicate its descriptor: %s", w->path,
 				 strerror(errno));
 			return (EXTC_LEVEL_REFUSED);
 		}
 		return (EXTC_LEVEL_FOUND);
 	}
-	if (extc_ident_fd(t->base, &base_id) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
-		return (EXTC_LEVEL_REFUSED);
-	}
-	return (extc_level_open(t->base, &base_id, pol->node_name, create, pol, t->path,
-			   sizeof(t->path), &t->node, why, whylen));
+	return (extc_level_open(w, w->base, w->tree.pol->node_name, create, &w->node, why, whylen));
 }
 
 /*
@@ -315,13 +331,12 @@ enum extc_level_result extc_level_open_top(const struct extc_config *cfg,
  * between our open and our mkdir; a level found already unlinked is
  * simply made again.
  */
-enum extc_level_result extc_level_open_job(struct tree_fds *t, const struct extc_fs_policy *pol,
-					   uid_t uid, uint32_t jobid, bool create, char *why,
-					   size_t whylen)
+enum extc_level_result extc_level_open_job(struct extc_level_walk *w, uid_t uid, uint32_t jobid,
+					   bool create, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
-	struct extc_ident node_id, uid_id;
-	size_t plen = strlen(t->path);
+	struct extc_ident uid_id;
+	size_t plen = strlen(w->path);
 	int attempt;
 	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
@@ -331,51 +346,41 @@ enum extc_level_result extc_level_open_job(struct tree_fds *t, const struct extc
 			 (unsigned)uid, jobid);
 		return (EXTC_LEVEL_REFUSED);
 	}
-	if (extc_ident_fd(t->node, &node_id) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
-		return (EXTC_LEVEL_REFUSED);
-	}
 	for (attempt = 0; attempt < LEVEL_RETRIES; attempt++) {
-		t->path[plen] = '\0';
-		rv = extc_level_open(t->node, &node_id, uname, create, pol, t->path, sizeof(t->path),
-				&t->uid, why, whylen);
+		w->path[plen] = '\0';
+		rv = extc_level_open(w, w->node, uname, create, &w->uid, why, whylen);
 		if (rv != EXTC_LEVEL_FOUND || !create)
 			break;
-		if (extc_level_lock(t->uid, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
-		    extc_ident_fd(t->uid, &uid_id) < 0) {
-			extc_fmt(why, whylen, "%s: cannot lock: %s", t->path, strerror(errno));
+		if (extc_level_lock(w->uid, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
+		    extc_ident_fd(w->uid, &uid_id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot lock: %s", w->path, strerror(errno));
 			return (EXTC_LEVEL_REFUSED);
 		}
 		if (uid_id.nlink > 0)
 			break;
-		close(t->uid);
-		t->uid = -1;
+		close(w->uid);
+		w->uid = -1;
 		rv = EXTC_LEVEL_REFUSED;
-		extc_fmt(why, whylen, "%s: removed repeatedly while in use", t->path);
+		extc_fmt(why, whylen, "%s: removed repeatedly while in use", w->path);
 	}
 	if (rv != EXTC_LEVEL_FOUND)
 		return (rv);
-	if (extc_ident_fd(t->uid, &uid_id) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
-		return (EXTC_LEVEL_REFUSED);
-	}
-	rv = extc_level_open(t->uid, &uid_id, jname, create, pol, t->path, sizeof(t->path), &t->job,
-			why, whylen);
+	rv = extc_level_open(w, w->uid, jname, create, &w->job, why, whylen);
 	if (rv == EXTC_LEVEL_FOUND && create) {
 		struct extc_ident job_id;
 
 		/* held by every step of the job for its lifetime: a sweep skips held levels */
-		if (extc_level_lock(t->job, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
-		    extc_ident_fd(t->job, &job_id) < 0) {
-			extc_fmt(why, whylen, "%s: cannot lock: %s", t->path, strerror(errno));
+		if (extc_level_lock(w->job, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
+		    extc_ident_fd(w->job, &job_id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot lock: %s", w->path, strerror(errno));
 			rv = EXTC_LEVEL_REFUSED;
 		} else if (job_id.nlink == 0) {
-			extc_fmt(why, whylen, "%s: removed while being set up", t->path);
+			extc_fmt(why, whylen, "%s: removed while being set up", w->path);
 			rv = EXTC_LEVEL_REFUSED;
 		}
 	}
 	if (create)
-		flock(t->uid, LOCK_UN);
+		flock(w->uid, LOCK_UN);
 	return (rv);
 }
 

@@ -33,13 +33,15 @@
 #define LEVEL_LOCK_WAIT_MS 2000
 
 /* Everything a walk down the tree holds; closed in one place. */
-struct tree_fds {
+struct extc_level_walk {
+	struct extc_tree tree;	/* what is walked: a copy of the caller's (its config and policy stay theirs) */
 	int base, node, uid, job;
 	char path[PATH_MAX];	/* path of the deepest level opened, for messages */
 };
 
-void extc_level_fds_init(struct tree_fds *t);
-void extc_level_fds_close(struct tree_fds *t);
+/* A walk of 'tree' that holds nothing yet. */
+void extc_level_walk_init(struct extc_level_walk *w, const struct extc_tree *tree);
+void extc_level_walk_close(struct extc_level_walk *w);
 
 /* The caller's removal limits, or the default ones with a deadline (CRITICAL_REMOVE_BUDGET_NS). */
 const struct extc_rm_limits *extc_level_rm_limits(const struct extc_fs_policy *pol,
@@ -54,18 +56,18 @@ const char *extc_level_open_error(int parentfd, const char *name, int err);
  */
 int extc_level_lock(int fd, int op, unsigned wait_ms);
 
-/* Open (and with 'create', make) a skeleton level. */
-enum extc_level_result extc_level_open(int parentfd, const struct extc_ident *parent_id,
-				       const char *name, bool create,
-				       const struct extc_fs_policy *pol, char *path, size_t pathlen,
-				       int *out, char *why, size_t whylen);
-/* Base (and node level). */
-enum extc_level_result extc_level_open_top(const struct extc_config *cfg,
-					   const struct extc_fs_policy *pol, bool create,
-					   struct tree_fds *t, char *why, size_t whylen);
-/* <uid> and <job> below the node level. */
-enum extc_level_result extc_level_open_job(struct tree_fds *t, const struct extc_fs_policy *pol,
-					   uid_t uid, uint32_t jobid, bool create, char *why,
+/*
+ * Open (and with 'create', make) the skeleton level 'name' below
+ * 'parentfd', a level of the walk, into *out; w->path gets "/<name>". The
+ * level must be on its parent's mount, which the opener identifies itself.
+ */
+enum extc_level_result extc_level_open(struct extc_level_walk *w, int parentfd, const char *name,
+				       bool create, int *out, char *why, size_t whylen);
+/* Base (and node level) into w->base and w->node. */
+enum extc_level_result extc_level_open_top(struct extc_level_walk *w, bool create, char *why,
 					   size_t whylen);
+/* <uid> and <job> below the node level, into w->uid and w->job. */
+enum extc_level_result extc_level_open_job(struct extc_level_walk *w, uid_t uid, uint32_t jobid,
+					   bool create, char *why, size_t whylen);
 
 #endif /* EXTC_FS_LEVEL_H_ */

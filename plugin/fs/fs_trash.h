@@ -23,7 +23,7 @@
 #define EXTC_TRASH_KEPT_NAME ".kept"
 
 /* <base>[/<node>]/.trash opened (with 'create', made first) into *out. */
-enum extc_level_result extc_trash_open(struct tree_fds *t, bool create, int *out, char *why,
+enum extc_level_result extc_trash_open(struct extc_level_walk *w, bool create, int *out, char *why,
 				       size_t whylen);
 /* Move dirfd/name into the trash under a name no other move can take, made from 'tag'; 0 or -1 (errno). */
 int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag);

@@ -41,24 +41,16 @@ void extc_level_drop_uid(int nodefd, int uidfd, const char *uname, struct extc_r
  * the epilog's paths: found, absent (or ids never managed), or refused
  * ('why' says why).
  */
-enum extc_level_result extc_level_open_user(const struct extc_config *cfg,
-					    const struct extc_fs_policy *pol, uid_t uid,
-					    uint32_t jobid, struct tree_fds *t, char *uname,
-					    char *jname, char *why, size_t whylen)
+enum extc_level_result extc_level_open_user(struct extc_level_walk *w, uid_t uid, uint32_t jobid,
+					    char *uname, char *jname, char *why, size_t whylen)
 {
-	struct extc_ident node_id;
 	enum extc_level_result rv;
 
 	if (extc_layout_uid_name(uid, uname, EXTC_NAME_LEN) < 0 ||
 	    extc_layout_job_name(jobid, jname, EXTC_NAME_LEN) < 0)
 		return (EXTC_LEVEL_ABSENT);
-	rv = extc_level_open_top(cfg, pol, false, t, why, whylen);
-	if (rv == EXTC_LEVEL_FOUND && extc_ident_fd(t->node, &node_id) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
-		rv = EXTC_LEVEL_REFUSED;
-	}
+	rv = extc_level_open_top(w, false, why, whylen);
 	if (rv == EXTC_LEVEL_FOUND)
-		rv = extc_level_open(t->node, &node_id, uname, false, pol, t->path, sizeof(t->path),
-				&t->uid, why, whylen);
+		rv = extc_level_open(w, w->node, uname, false, &w->uid, why, whylen);
 	return (rv);
 }

@@ -14,13 +14,11 @@
 
 /*
  * A job's level names ('uname', 'jname', EXTC_NAME_LEN each) and the
- * user's level opened into t->uid, nothing made: found, absent (or ids
+ * user's level opened into w->uid, nothing made: found, absent (or ids
  * never managed), or refused ('why' says why).
  */
-enum extc_level_result extc_level_open_user(const struct extc_config *cfg,
-					    const struct extc_fs_policy *pol, uid_t uid,
-					    uint32_t jobid, struct tree_fds *t, char *uname,
-					    char *jname, char *why, size_t whylen);
+enum extc_level_result extc_level_open_user(struct extc_level_walk *w, uid_t uid, uint32_t jobid,
+					    char *uname, char *jname, char *why, size_t whylen);
 /* Drop a user's level once empty and not in use; creators hold it shared while they use it. */
 void extc_level_drop_uid(int nodefd, int uidfd, const char *uname, struct extc_rm_report *report);
 
