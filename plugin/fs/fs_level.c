@@ -18,20 +18,6 @@
 #include "base/text.h"
 
 
-/*
- * The caller's removal limits, or the default ones with a deadline: no
- * removal may run unbounded where a job or the node waits for it.
- */
-const struct extc_rm_limits *extc_level_rm_limits(const struct extc_fs_policy *pol,
-						   struct extc_rm_limits *buf)
-{
-	if (pol->rm_limits != NULL)
-		return (pol->rm_limits);
-	extc_rm_limits_default(buf);
-	buf->deadline_ns = extc_monotonic_ns() + CRITICAL_REMOVE_BUDGET_NS;
-	return (buf);
-}
-
 int extc_level_lock(int fd, int op, unsigned wait_ms)
 {
 	uint64_t deadline = extc_monotonic_ns() + (uint64_t)wait_ms * 1000000ull;
@@ -94,49 +80,6 @@ const char *extc_level_open_error(int parentfd, const char *name, int err)
 	return (strerror(err));
 }
 
-/* A level the plugin owns: a directory, ours, not writable by anyone else. */
-static int check_skeleton(const struct extc_ident *id, const struct extc_fs_policy *pol,
-			  const char *path, char *why, size_t whylen)
-{
-	if (!S_ISDIR(id->mode)) {
-		extc_fmt(why, whylen, "%s: is not a directory; refusing to use it", path);
-		return (-1);
-	}
-	if (id->uid != pol->owner || (id->mode & 022) != 0) {
-		extc_fmt(why, whylen,
-			 "%s: owned by uid %u with mode %04o, expected uid %u and no group/other write; "
-			 "refusing to use or repair it (a user may have created it)",
-			 path, (unsigned)id->uid, (unsigned)(id->mode & 07777), (unsigned)pol->owner);
-		return (-1);
-	}
-	/* without search permission for others no job could reach its directory below */
-	if ((id->mode & 0111) != 0111) {
-		extc_fmt(why, whylen,
-			 "%s: mode %04o does not let users pass through it (expected %04o); "
-			 "refusing to use it",
-			 path, (unsigned)(id->mode & 07777), (unsigned)SKELETON_MODE);
-		return (-1);
-	}
-	return (0);
-}
-
-/* Above the base: owned by root (or the policy owner), writable by others only if sticky. */
-static int check_ancestor(const struct extc_ident *id, const struct extc_fs_policy *pol,
-			  const char *path, char *why, size_t whylen)
-{
-	if (pol->job_private && id->uid == pol->job_uid)
-		return (0);
-	if ((id->uid != 0 && id->uid != pol->owner) ||
-	    ((id->mode & 022) != 0 && (id->mode & S_ISVTX) == 0)) {
-		extc_fmt(why, whylen,
-			 "%s: owned by uid %u with mode %04o: a directory above the base must be "
-			 "root-owned and not writable by others (sticky excepted)",
-			 path[0] ? path : "/", (unsigned)id->uid, (unsigned)(id->mode & 07777));
-		return (-1);
-	}
-	return (0);
-}
-
 /* How open_level opens a level. */
 #define OPEN_CREATE 1u		/* made first if missing */
 #define OPEN_MOUNT_OK 2u	/* the base: it may itself be a mount point */
@@ -175,7 +118,7 @@ static enum extc_level_result open_level(struct extc_level_walk *w, int parentfd
 	/* another job's epilog may drop an empty level between our mkdir and open */
 	for (attempt = 0; attempt < LEVEL_RETRIES; attempt++) {
 		if (create) {
-			if (mkdirat(parentfd, name, SKELETON_MODE) == 0)
+			if (mkdirat(parentfd, name, EXTC_FS_POLICY_SKELETON_MODE) == 0)
 				created = true;
 			else if (errno != EEXIST) {
 				extc_fmt(why, whylen, "%s: cannot create: %s", path, strerror(errno));
@@ -201,13 +144,13 @@ static enum extc_level_result open_level(struct extc_level_walk *w, int parentfd
 	if (created) {
 		/* exact owner and mode whatever the umask or a setgid parent did */
 		if (fchown(fd, pol->owner, pol->owner_gid) < 0 ||
-		    fchmod(fd, SKELETON_MODE) < 0 || extc_ident_fd(fd, &id) < 0) {
+		    fchmod(fd, EXTC_FS_POLICY_SKELETON_MODE) < 0 || extc_ident_fd(fd, &id) < 0) {
 			extc_fmt(why, whylen, "%s: cannot set owner and mode: %s", path,
 				 strerror(errno));
 			goto out;
 		}
 	}
-	if (check_skeleton(&id, pol, path, why, whylen) < 0)
+	if (extc_fs_policy_check_skeleton(pol, &id, path, why, whylen) < 0)
 		goto out;
 	*out = fd;
 	fd = -1;
@@ -258,7 +201,7 @@ static enum extc_level_result open_base(struct extc_level_walk *w, bool create, 
 		extc_fmt(why, whylen, "/: cannot open: %s", strerror(errno));
 		goto out;
 	}
-	if (check_ancestor(&id, pol, path, why, whylen) < 0)
+	if (extc_fs_policy_check_ancestor(pol, &id, path, why, whylen) < 0)
 		goto out;
 	comp = strtok_r(copy, "/", &save);
 	for (next = strtok_r(NULL, "/", &save); next != NULL; next = strtok_r(NULL, "/", &save)) {
@@ -279,7 +222,7 @@ static enum extc_level_result open_base(struct extc_level_walk *w, bool create, 
 			extc_fmt(why, whylen, "%s: cannot stat: %s", path, strerror(errno));
 			goto out;
 		}
-		if (check_ancestor(&id, pol, path, why, whylen) < 0)
+		if (extc_fs_policy_check_ancestor(pol, &id, path, why, whylen) < 0)
 			goto out;
 		comp = next;
 	}
@@ -384,3 +327,45 @@ enum extc_level_result extc_level_open_job(struct extc_level_walk *w, uid_t uid,
 	return (rv);
 }
 
+/* Drop a user's level once empty and not in use; creators hold it shared while they use it. */
+void extc_level_drop_uid(int nodefd, int uidfd, const char *uname, struct extc_rm_report *report)
+{
+	struct extc_ident held, named;
+
+	/*
+	 * Never waited for: the holder is a step of this user being set up,
+	 * and an empty level left here goes at the next epilog or sweep.
+	 */
+	if (flock(uidfd, LOCK_EX | LOCK_NB) < 0)
+		return;
+	/*
+	 * Only the holder of this lock removes this directory, so if the name
+	 * still leads to it now it does so at the unlink too; if it leads to a
+	 * newer level, that one is in use by whoever made it.
+	 */
+	if (extc_ident_fd(uidfd, &held) == 0 && held.nlink > 0 &&
+	    extc_ident_at(nodefd, uname, &named) == 0 &&
+	    named.dev == held.dev && named.ino == held.ino &&
+	    unlinkat(nodefd, uname, AT_REMOVEDIR) == 0)
+		report->removed++;
+	flock(uidfd, LOCK_UN);
+}
+
+/*
+ * Names of a job's levels and the user's level opened (no creation), for
+ * the epilog's paths: found, absent (or ids never managed), or refused
+ * ('why' says why).
+ */
+enum extc_level_result extc_level_open_user(struct extc_level_walk *w, uid_t uid, uint32_t jobid,
+					    char *uname, char *jname, char *why, size_t whylen)
+{
+	enum extc_level_result rv;
+
+	if (extc_layout_uid_name(uid, uname, EXTC_NAME_LEN) < 0 ||
+	    extc_layout_job_name(jobid, jname, EXTC_NAME_LEN) < 0)
+		return (EXTC_LEVEL_ABSENT);
+	rv = extc_level_open_top(w, false, why, whylen);
+	if (rv == EXTC_LEVEL_FOUND)
+		rv = extc_level_open(w, w->node, uname, false, &w->uid, why, whylen);
+	return (rv);
+}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * spank-ext-cache: the descriptors of a walk down <base>[/<node>]/<uid>/<job>,
- * and the checks every level passes, for the files that walk the tree (the
- * rest of fs/, and the pool's levels). Not an API of the plugin.
+ * spank-ext-cache: a walk down <base>[/<node>]/<uid>/<job>: each level
+ * opened and verified (no symlink followed, no mount crossed, the policy's
+ * owner and modes), held, and dropped once empty; for the files that walk
+ * the tree (the rest of fs/, and the pool's levels). Not an API of the plugin.
  */
 #ifndef EXTC_FS_LEVEL_H_
 #define EXTC_FS_LEVEL_H_
@@ -18,12 +19,9 @@
 #include "fs/fs_policy.h"
 #include "fs/fs_remove.h"
 
-#define SKELETON_MODE 0711	/* traversable, not listable: users cannot see each other's jobs */
 #define LEAF_MODE 0700
 #define TRASH_MODE 0700
 #define LEVEL_RETRIES 64	/* bounded, but far above what racing epilogs can cause */
-/* removal on a step's or an epilog's own path: the user may re-populate the tree forever */
-#define CRITICAL_REMOVE_BUDGET_NS (10ull * 1000000000ull)
 /*
  * How long a step waits for a level another step or epilog holds. Holders
  * never wait on anything a user controls, so a level is busy for
@@ -34,7 +32,7 @@
 
 /* Everything a walk down the tree holds; closed in one place. */
 struct extc_level_walk {
-	struct extc_tree tree;	/* what is walked: a copy of the caller's (its config and policy stay theirs) */
+	struct extc_tree tree;	/* what is walked (the caller's config and policy, not copied) */
 	int base, node, uid, job;
 	char path[PATH_MAX];	/* path of the deepest level opened, for messages */
 };
@@ -42,10 +40,6 @@ struct extc_level_walk {
 /* A walk of 'tree' that holds nothing yet. */
 void extc_level_walk_init(struct extc_level_walk *w, const struct extc_tree *tree);
 void extc_level_walk_close(struct extc_level_walk *w);
-
-/* The caller's removal limits, or the default ones with a deadline (CRITICAL_REMOVE_BUDGET_NS). */
-const struct extc_rm_limits *extc_level_rm_limits(const struct extc_fs_policy *pol,
-						  struct extc_rm_limits *buf);
 
 /* Why openat(O_DIRECTORY|O_NOFOLLOW) of 'name' failed with 'err', in words. */
 const char *extc_level_open_error(int parentfd, const char *name, int err);
@@ -69,5 +63,15 @@ enum extc_level_result extc_level_open_top(struct extc_level_walk *w, bool creat
 /* <uid> and <job> below the node level, into w->uid and w->job. */
 enum extc_level_result extc_level_open_job(struct extc_level_walk *w, uid_t uid, uint32_t jobid,
 					   bool create, char *why, size_t whylen);
+
+/*
+ * A job's level names ('uname', 'jname', EXTC_NAME_LEN each) and the
+ * user's level opened into w->uid, nothing made: found, absent (or ids
+ * never managed), or refused ('why' says why).
+ */
+enum extc_level_result extc_level_open_user(struct extc_level_walk *w, uid_t uid, uint32_t jobid,
+					    char *uname, char *jname, char *why, size_t whylen);
+/* Drop a user's level once empty and not in use; creators hold it shared while they use it. */
+void extc_level_drop_uid(int nodefd, int uidfd, const char *uname, struct extc_rm_report *report);
 
 #endif /* EXTC_FS_LEVEL_H_ */

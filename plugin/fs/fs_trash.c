@@ -14,7 +14,6 @@
 #include "fs/fs_ident.h"
 #include "fs/fs_level.h"
 #include "fs/fs_trash.h"
-#include "fs/fs_user_level.h"
 #include "base/layout.h"
 #include "base/text.h"
 
@@ -291,7 +290,8 @@ static void sweep_user(const struct sweep *sw, int nodefd, const char *uname)
 	int uidfd = -1, dfd;
 
 	extc_level_walk_init(&w, sw->tree);
-	if (extc_level_open(&w, nodefd, uname, false, &uidfd, why, sizeof(why)) != EXTC_LEVEL_FOUND) {
+	if (extc_level_open(&w, nodefd, uname, false, &uidfd, why, sizeof(why)) !=
+	    EXTC_LEVEL_FOUND) {
 		rep->refused++;
 		goto out;
 	}
@@ -331,7 +331,7 @@ static void sweep_user(const struct sweep *sw, int nodefd, const char *uname)
 			    extc_trash_move(uidfd, de->d_name, sw->trashfd, de->d_name) == 0) {
 				rep->jobs_removed++;
 			} else if (extc_rm_tree_at(uidfd, de->d_name,
-						   extc_level_rm_limits(sw->tree->pol, &limits),
+						   extc_fs_policy_rm_limits(sw->tree->pol, &limits),
 						   &part) == 0) {
 				rep->jobs_removed++;
 				extc_rm_report_add(&rep->rm, &part);

@@ -14,7 +14,6 @@
 #include "fs/fs_level.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
-#include "fs/fs_user_level.h"
 #include "base/layout.h"
 #include "base/text.h"
 
@@ -72,7 +71,8 @@ static int remove_stale_leaf(struct extc_level_walk *w, const char *leaf, char *
 	struct extc_rm_report rep;
 	char text[512];
 
-	if (extc_rm_tree_at(w->job, leaf, extc_level_rm_limits(w->tree.pol, &limits), &rep) == 0)
+	if (extc_rm_tree_at(w->job, leaf, extc_fs_policy_rm_limits(w->tree.pol, &limits),
+			    &rep) == 0)
 		return (0);
 	extc_rm_report_text(&rep, text, sizeof(text));
 	extc_fmt(why, whylen, "%s: a stale directory could not be removed: %s", w->path, text);
@@ -159,7 +159,7 @@ out:
 	 * when the failure was running out of them.
 	 */
 	if (rv < 0 && created && unlinkat(w->job, leaf, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		extc_rm_tree_at(w->job, leaf, extc_level_rm_limits(pol, &limits), &rep);
+		extc_rm_tree_at(w->job, leaf, extc_fs_policy_rm_limits(pol, &limits), &rep);
 	flock(w->uid, LOCK_UN);
 	return (rv);
 }
@@ -287,7 +287,7 @@ int extc_tree_remove_leaf(const struct extc_tree *tree, const struct extc_ids *i
 		rv = -1;
 		goto out;
 	}
-	rv = extc_rm_tree_at(w.job, leaf, extc_level_rm_limits(tree->pol, &limits), report);
+	rv = extc_rm_tree_at(w.job, leaf, extc_fs_policy_rm_limits(tree->pol, &limits), report);
 	if (rv < 0) {
 		char text[512], ignored[256];
 
@@ -327,7 +327,8 @@ int extc_tree_remove_job(const struct extc_tree *tree, uid_t uid, uint32_t jobid
 		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
 		goto out;
 	}
-	if (extc_rm_tree_at(w.uid, jname, extc_level_rm_limits(tree->pol, &limits), report) < 0) {
+	if (extc_rm_tree_at(w.uid, jname, extc_fs_policy_rm_limits(tree->pol, &limits),
+			    report) < 0) {
 		char text[512];
 
 		extc_rm_report_text(report, text, sizeof(text));

@@ -240,8 +240,8 @@ static enum extc_retire_result retire_job(const struct epilog_work *w, bool *mov
 	unsigned wait_ms = 10;
 
 	for (;;) {
-		enum extc_retire_result retired = extc_tree_retire_job(&tree, w->uid, w->jobid, moved,
-								       why, whylen);
+		enum extc_retire_result retired = extc_tree_retire_job(&tree, w->uid, w->jobid,
+								       moved, why, whylen);
 
 		if (retired != EXTC_RETIRE_HELD || extc_monotonic_ns() >= deadline)
 			return (retired);
