@@ -17,6 +17,7 @@
 #include "base/layout.h"
 #include "base/text.h"
 
+#define LEVEL_RETRIES 64	/* bounded, but far above what racing epilogs can cause */
 
 int extc_level_lock(int fd, int op, unsigned wait_ms)
 {
@@ -294,7 +295,7 @@ enum extc_level_result extc_level_open_job(struct extc_level_walk *w, uid_t uid,
 		rv = extc_level_open(w, w->node, uname, create, &w->uid, why, whylen);
 		if (rv != EXTC_LEVEL_FOUND || !create)
 			break;
-		if (extc_level_lock(w->uid, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
+		if (extc_level_lock(w->uid, LOCK_SH, EXTC_LEVEL_LOCK_WAIT_MS) < 0 ||
 		    extc_ident_fd(w->uid, &uid_id) < 0) {
 			extc_fmt(why, whylen, "%s: cannot lock: %s", w->path, strerror(errno));
 			return (EXTC_LEVEL_REFUSED);
@@ -313,7 +314,7 @@ enum extc_level_result extc_level_open_job(struct extc_level_walk *w, uid_t uid,
 		struct extc_ident job_id;
 
 		/* held by every step of the job for its lifetime: a sweep skips held levels */
-		if (extc_level_lock(w->job, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
+		if (extc_level_lock(w->job, LOCK_SH, EXTC_LEVEL_LOCK_WAIT_MS) < 0 ||
 		    extc_ident_fd(w->job, &job_id) < 0) {
 			extc_fmt(why, whylen, "%s: cannot lock: %s", w->path, strerror(errno));
 			rv = EXTC_LEVEL_REFUSED;

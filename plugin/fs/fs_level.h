@@ -19,16 +19,13 @@
 #include "fs/fs_policy.h"
 #include "fs/fs_remove.h"
 
-#define LEAF_MODE 0700
-#define TRASH_MODE 0700
-#define LEVEL_RETRIES 64	/* bounded, but far above what racing epilogs can cause */
 /*
  * How long a step waits for a level another step or epilog holds. Holders
  * never wait on anything a user controls, so a level is busy for
  * microseconds; past this, something is wrong and the step is refused
  * rather than left waiting.
  */
-#define LEVEL_LOCK_WAIT_MS 2000
+#define EXTC_LEVEL_LOCK_WAIT_MS 2000
 
 /* Everything a walk down the tree holds; closed in one place. */
 struct extc_level_walk {

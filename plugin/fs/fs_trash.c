@@ -17,6 +17,8 @@
 #include "base/layout.h"
 #include "base/text.h"
 
+#define TRASH_MODE 0700
+
 /*
  * <base>[/<node>]/.trash: root-owned 0700, so what is moved there is out of
  * every user's reach by path at once, and can be removed at leisure.

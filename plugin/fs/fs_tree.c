@@ -17,6 +17,8 @@
 #include "base/layout.h"
 #include "base/text.h"
 
+#define LEAF_MODE 0700
+
 /* Only the directories some tool will not make itself (struct extc_var). */
 static int make_subdirs(const struct extc_level_walk *w, int leaffd, const struct extc_ids *ids,
 			char *why, size_t whylen)
@@ -104,7 +106,7 @@ static int make_leaf(struct extc_level_walk *w, const char *leaf, const struct e
 	 */
 	if (extc_fmt(w->path + plen, sizeof(w->path) - plen, "/%s", leaf) < 0 ||
 	    extc_ident_fd(w->job, &job_id) < 0 ||
-	    extc_level_lock(w->uid, LOCK_EX, LEVEL_LOCK_WAIT_MS) < 0) {
+	    extc_level_lock(w->uid, LOCK_EX, EXTC_LEVEL_LOCK_WAIT_MS) < 0) {
 		extc_fmt(why, whylen, "%s: cannot prepare: %s", w->path, strerror(errno));
 		return (-1);
 	}

@@ -78,7 +78,7 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
 	    extc_pool_open_user(&p, uname, true, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	/* the evictor holds the user's level while it moves keys out: bounded wait */
-	if (extc_level_lock(p.uid, LOCK_EX, LEVEL_LOCK_WAIT_MS) < 0) {
+	if (extc_level_lock(p.uid, LOCK_EX, EXTC_LEVEL_LOCK_WAIT_MS) < 0) {
 		extc_fmt(why, whylen, "%s: busy", p.t.path);
 		goto out;
 	}
