@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the root-only trash: retiring a job's tree, emptying, sweeping leftovers. */
+/* spank-ext-cache: the root-only trash: a job's tree retired into it, and emptied. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -91,8 +91,8 @@ int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag)
 	return (renameat2(dirfd, name, trashfd, tname, RENAME_NOREPLACE));
 }
 
-enum extc_retire_result extc_tree_retire_job(const struct extc_tree *tree, uid_t uid,
-					     uint32_t jobid, bool *moved, char *why, size_t whylen)
+enum extc_trash_retire_result extc_trash_retire_job(const struct extc_tree *tree, uid_t uid,
+						    uint32_t jobid, bool *moved, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_rm_report ignored;
@@ -100,26 +100,26 @@ enum extc_retire_result extc_tree_retire_job(const struct extc_tree *tree, uid_t
 	struct extc_level_walk w;
 	int trashfd = -1;
 	enum extc_level_result opened;
-	enum extc_retire_result rv = EXTC_RETIRE_DONE;
+	enum extc_trash_retire_result rv = EXTC_TRASH_RETIRE_DONE;
 
 	*moved = false;
 	extc_level_walk_init(&w, tree);
 	opened = extc_level_open_user(&w, uid, jobid, uname, jname, why, whylen);
 	if (opened != EXTC_LEVEL_FOUND) {
-		rv = (opened == EXTC_LEVEL_ABSENT) ? EXTC_RETIRE_DONE : EXTC_RETIRE_REFUSED;
+		rv = (opened == EXTC_LEVEL_ABSENT) ? EXTC_TRASH_RETIRE_DONE : EXTC_TRASH_RETIRE_REFUSED;
 		goto out;
 	}
 	if (extc_ident_at(w.uid, jname, &id) < 0) {
-		rv = EXTC_RETIRE_DONE;		/* no tree for this job here */
+		rv = EXTC_TRASH_RETIRE_DONE;		/* no tree for this job here */
 		goto out;
 	}
 	/* a step's detached end still reads the tree: it holds the job level shared */
 	if (extc_level_open(&w, w.uid, jname, false, &w.job, why, whylen) != EXTC_LEVEL_FOUND) {
-		rv = EXTC_RETIRE_REFUSED;
+		rv = EXTC_TRASH_RETIRE_REFUSED;
 		goto out;
 	}
 	if (flock(w.job, LOCK_EX | LOCK_NB) < 0) {
-		rv = EXTC_RETIRE_HELD;
+		rv = EXTC_TRASH_RETIRE_HELD;
 		goto out;
 	}
 	if (extc_trash_open(&w, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND ||
@@ -127,13 +127,13 @@ enum extc_retire_result extc_tree_retire_job(const struct extc_tree *tree, uid_t
 		if (trashfd >= 0)
 			extc_fmt(why, whylen, "%s/%s: cannot move to %s: %s", w.path, jname,
 				 EXTC_TRASH_NAME, strerror(errno));
-		rv = EXTC_RETIRE_NO_TRASH;	/* the tree is fine, the trash is not to be had */
+		rv = EXTC_TRASH_RETIRE_NO_TRASH;	/* the tree is fine, the trash is not to be had */
 		goto out;
 	}
 	*moved = true;
 	memset(&ignored, 0, sizeof(ignored));
 	extc_level_drop_uid(w.node, w.uid, uname, &ignored);
-	rv = EXTC_RETIRE_DONE;
+	rv = EXTC_TRASH_RETIRE_DONE;
 out:
 	if (trashfd >= 0)
 		close(trashfd);
@@ -207,8 +207,8 @@ static void empty_entries(DIR *dir, int trashfd, const struct extc_rm_limits *li
 	}
 }
 
-int extc_tree_empty_trash(const struct extc_tree *tree, struct extc_rm_report *report, char *why,
-			  size_t whylen)
+int extc_trash_empty(const struct extc_tree *tree, struct extc_rm_report *report, char *why,
+		     size_t whylen)
 {
 	struct extc_rm_limits limits;
 	struct kept kept = { 0, "" };
@@ -261,146 +261,6 @@ int extc_tree_empty_trash(const struct extc_tree *tree, struct extc_rm_report *r
 		extc_fmt(why, whylen, "%s/%s: %s", w.path, EXTC_TRASH_NAME, text);
 		rv = -1;
 	}
-out:
-	if (dir != NULL)
-		closedir(dir);
-	if (trashfd >= 0)
-		close(trashfd);
-	extc_level_walk_close(&w);
-	return (rv);
-}
-
-/* What one sweep takes to every user's level. */
-struct sweep {
-	const struct extc_tree *tree;
-	int trashfd;		/* -1: leftovers are removed in place */
-	extc_job_alive_fn alive;
-	void *arg;
-	struct extc_sweep_report *rep;
-};
-
-/* One user's level: remove every job tree that is neither held nor alive. */
-static void sweep_user(const struct sweep *sw, int nodefd, const char *uname)
-{
-	struct extc_sweep_report *rep = sw->rep;
-	struct extc_level_walk w;	/* the tree, and a path for messages nobody reads */
-	struct extc_rm_limits limits;
-	struct extc_rm_report part;
-	char why[EXTC_WHY_MAX];
-	struct dirent *de;
-	DIR *dir = NULL;
-	int uidfd = -1, dfd;
-
-	extc_level_walk_init(&w, sw->tree);
-	if (extc_level_open(&w, nodefd, uname, false, &uidfd, why, sizeof(why)) !=
-	    EXTC_LEVEL_FOUND) {
-		rep->refused++;
-		goto out;
-	}
-	dfd = dup(uidfd);
-	if (dfd < 0 || (dir = fdopendir(dfd)) == NULL) {
-		if (dfd >= 0)
-			close(dfd);
-		rep->refused++;
-		goto out;
-	}
-	for (;;) {
-		uint32_t jobid;
-		int jobfd = -1;
-
-		errno = 0;
-		de = readdir(dir);
-		if (de == NULL) {
-			/* a level not read to its end was not swept: say so */
-			if (errno != 0)
-				rep->refused++;
-			break;
-		}
-		if (extc_layout_parse_job_name(de->d_name, &jobid) < 0)
-			continue;
-		w.path[0] = '\0';
-		if (extc_level_open(&w, uidfd, de->d_name, false, &jobfd, why, sizeof(why)) !=
-		    EXTC_LEVEL_FOUND) {
-			rep->refused++;
-			continue;
-		}
-		if (flock(jobfd, LOCK_EX | LOCK_NB) < 0) {
-			rep->held++;	/* a step of that job runs here now */
-		} else if (sw->alive != NULL && sw->alive(jobid, sw->arg)) {
-			rep->alive++;
-		} else {
-			if (sw->trashfd >= 0 &&
-			    extc_trash_move(uidfd, de->d_name, sw->trashfd, de->d_name) == 0) {
-				rep->jobs_removed++;
-			} else if (extc_rm_tree_at(uidfd, de->d_name,
-						   extc_fs_policy_rm_limits(sw->tree->pol, &limits),
-						   &part) == 0) {
-				rep->jobs_removed++;
-				extc_rm_report_add(&rep->rm, &part);
-			} else {
-				rep->jobs_failed++;
-				extc_rm_report_add(&rep->rm, &part);
-			}
-		}
-		close(jobfd);
-	}
-	extc_level_drop_uid(nodefd, uidfd, uname, &rep->rm);
-out:
-	if (dir != NULL)
-		closedir(dir);
-	if (uidfd >= 0)
-		close(uidfd);
-	extc_level_walk_close(&w);
-}
-
-int extc_tree_sweep(const struct extc_tree *tree, extc_job_alive_fn alive, void *arg,
-		    struct extc_sweep_report *report, char *why, size_t whylen)
-{
-	struct extc_level_walk w;
-	struct sweep sw;
-	struct dirent *de;
-	DIR *dir = NULL;
-	int trashfd = -1;
-	int dfd;
-	enum extc_level_result opened;
-	int rv;
-
-	memset(report, 0, sizeof(*report));
-	extc_level_walk_init(&w, tree);
-	opened = extc_level_open_top(&w, false, why, whylen);
-	if (opened != EXTC_LEVEL_FOUND) {
-		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
-		goto out;
-	}
-	/* leftovers go to the trash like an epilog's own job; without one, in place */
-	if (extc_trash_open(&w, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND)
-		trashfd = -1;
-	sw = (struct sweep){ tree, trashfd, alive, arg, report };
-	dfd = dup(w.node);
-	if (dfd < 0 || (dir = fdopendir(dfd)) == NULL) {
-		if (dfd >= 0)
-			close(dfd);
-		extc_fmt(why, whylen, "%s: cannot read: %s", w.path, strerror(errno));
-		rv = -1;
-		goto out;
-	}
-	for (;;) {
-		uid_t uid;
-
-		errno = 0;
-		de = readdir(dir);
-		if (de == NULL)
-			break;
-		if (extc_layout_parse_uid_name(de->d_name, &uid) < 0)
-			continue;
-		sweep_user(&sw, w.node, de->d_name);
-	}
-	if (errno != 0) {
-		extc_fmt(why, whylen, "%s: cannot read: %s", w.path, strerror(errno));
-		rv = -1;
-		goto out;
-	}
-	rv = 0;
 out:
 	if (dir != NULL)
 		closedir(dir);

@@ -13,6 +13,7 @@
 #include "spank/ctl_query.h"
 #include "spank/ctx_node.h"
 #include "fs/fs_stamp.h"
+#include "fs/fs_sweep.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
 #include "base/layout.h"
@@ -75,7 +76,7 @@ static void empty_trash_now(void *arg)
 	job->pol.rm_limits = &limits;
 	if (job->cfg.pool)
 		evict_pool(job);
-	if (extc_tree_empty_trash(&tree, &report, why, sizeof(why)) < 0) {
+	if (extc_trash_empty(&tree, &report, why, sizeof(why)) < 0) {
 		extc_error("emptying the trash after the epilog: %s (the next epilog goes on)", why);
 		return;
 	}
@@ -107,7 +108,7 @@ static void empty_trash_later(const struct extc_config *cfg, const struct extc_f
 	extc_rm_limits_default(&limits);
 	limits.deadline_ns = extc_monotonic_ns() + 2000000000ull;
 	job.pol.rm_limits = &limits;
-	if (extc_tree_empty_trash(&tree, &report, why, sizeof(why)) < 0)
+	if (extc_trash_empty(&tree, &report, why, sizeof(why)) < 0)
 		extc_info("epilog: the trash is not empty yet (%s); the next epilog goes on", why);
 }
 
@@ -177,7 +178,7 @@ static void sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_
 
 	if (extc_stamp_due(&tree, SWEEP_STAMP_NAME, EXTC_CTL_SWEEP_INTERVAL_S, (int64_t)time(NULL)))
 		ctl.max_asks = EXTC_CTL_ASKS_PER_SWEEP;
-	if (extc_tree_sweep(&tree, extc_ctl_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
+	if (extc_sweep_leftovers(&tree, extc_ctl_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
 		extc_error("epilog: sweeping leftovers: %s", why);
 		return;
 	}
@@ -231,8 +232,8 @@ static void pool_job(const struct epilog_work *w)
  * each of those is bounded by publish_timeout twice (publish, then the
  * pool move), plus the reaping of its children.
  */
-static enum extc_retire_result retire_job(const struct epilog_work *w, bool *moved, char *why,
-					  size_t whylen)
+static enum extc_trash_retire_result retire_job(const struct epilog_work *w, bool *moved,
+						char *why, size_t whylen)
 {
 	const struct extc_tree tree = { &w->cfg, &w->pol };
 	uint64_t deadline = extc_monotonic_ns() +
@@ -240,10 +241,10 @@ static enum extc_retire_result retire_job(const struct epilog_work *w, bool *mov
 	unsigned wait_ms = 10;
 
 	for (;;) {
-		enum extc_retire_result retired = extc_tree_retire_job(&tree, w->uid, w->jobid,
-								       moved, why, whylen);
+		enum extc_trash_retire_result retired =
+			extc_trash_retire_job(&tree, w->uid, w->jobid, moved, why, whylen);
 
-		if (retired != EXTC_RETIRE_HELD || extc_monotonic_ns() >= deadline)
+		if (retired != EXTC_TRASH_RETIRE_HELD || extc_monotonic_ns() >= deadline)
 			return (retired);
 		poll(NULL, 0, (int)wait_ms);
 		wait_ms = wait_ms < 1000 ? wait_ms * 2 : 1000;
@@ -264,7 +265,7 @@ static void epilog_now(void *arg)
 	char why[EXTC_WHY_MAX];
 	bool moved = false;
 	uint64_t t0;
-	enum extc_retire_result retired;
+	enum extc_trash_retire_result retired;
 
 	if (extc_background_cgroup_problem() != NULL)
 		extc_info("the epilog's background work: still in some of the job's cgroups (%s)",
@@ -273,11 +274,11 @@ static void epilog_now(void *arg)
 		pool_job(w);
 	t0 = extc_monotonic_ns();
 	retired = retire_job(w, &moved, why, sizeof(why));
-	if (retired == EXTC_RETIRE_REFUSED || retired == EXTC_RETIRE_HELD) {
-		extc_error("epilog: %s", retired == EXTC_RETIRE_HELD ?
+	if (retired == EXTC_TRASH_RETIRE_REFUSED || retired == EXTC_TRASH_RETIRE_HELD) {
+		extc_error("epilog: %s", retired == EXTC_TRASH_RETIRE_HELD ?
 			   "the job's directory is still held by a step's publish; a later epilog "
 			   "takes it" : why);
-	} else if (retired == EXTC_RETIRE_NO_TRASH) {
+	} else if (retired == EXTC_TRASH_RETIRE_NO_TRASH) {
 		/* no trash to be had: remove in place */
 		extc_error("epilog: %s; removing in place", why);
 		if (extc_tree_remove_job(&tree, w->uid, w->jobid, &report, why, sizeof(why)) < 0)
@@ -335,8 +336,8 @@ int extc_node_job_epilog(spank_t sp, int ac, char **av)
 		bool moved;
 
 		w.cfg.pool = false;
-		if (extc_tree_retire_job(&tree, w.uid, w.jobid, &moved, why, sizeof(why)) ==
-		    EXTC_RETIRE_NO_TRASH)
+		if (extc_trash_retire_job(&tree, w.uid, w.jobid, &moved, why, sizeof(why)) ==
+		    EXTC_TRASH_RETIRE_NO_TRASH)
 			extc_error("epilog: %s; the tree is left for a later epilog", why);
 		empty_trash_later(&w.cfg, &w.pol);
 	}

@@ -13,6 +13,7 @@
 
 #include "adv.h"
 #include "base/config.h"
+#include "fs/fs_sweep.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
 

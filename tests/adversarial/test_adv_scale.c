@@ -584,7 +584,7 @@ static void test_step_removal_out_of_time_goes_to_the_trash(void **state)
 	/* the step's hold is untouched: the job level is still there and still held */
 	advtree_release(&t);
 	t.pol.rm_limits = NULL;
-	assert_int_equal(extc_tree_empty_trash(&t.tree, &rep, why, sizeof(why)), 0);
+	assert_int_equal(extc_trash_empty(&t.tree, &rep, why, sizeof(why)), 0);
 	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, trash), 0);
 	assert_true(rep.removed >= 3001);
 	adv_assert_no_fd_leak(fx);

@@ -136,13 +136,13 @@ static int op_retire(void *arg)
 {
 	struct op *o = arg;
 	bool moved = false;
-	enum extc_retire_result rv;
+	enum extc_trash_retire_result rv;
 
 	o->why[0] = '\0';
-	rv = extc_tree_retire_job(&o->t->tree, o->t->ids.uid, o->t->ids.jobid, &moved,
-				  o->why, sizeof(o->why));
+	rv = extc_trash_retire_job(&o->t->tree, o->t->ids.uid, o->t->ids.jobid, &moved,
+				   o->why, sizeof(o->why));
 	say("epilog retire", rv, o->why);
-	return (rv == EXTC_RETIRE_DONE && moved ? 0 : 1);
+	return (rv == EXTC_TRASH_RETIRE_DONE && moved ? 0 : 1);
 }
 
 static int op_remove_job(void *arg)
@@ -172,8 +172,8 @@ static int op_sweep(void *arg)
 	int rv;
 
 	o->why[0] = '\0';
-	rv = extc_tree_sweep(&o->t->tree, never_alive, NULL, &rep, o->why,
-			     sizeof(o->why));
+	rv = extc_sweep_leftovers(&o->t->tree, never_alive, NULL, &rep, o->why,
+				  sizeof(o->why));
 	say("epilog sweep", rv, o->why);
 	return (rv == 0 ? 0 : 1);
 }
@@ -186,7 +186,7 @@ static int op_empty_trash(void *arg)
 	int rv;
 
 	o->why[0] = '\0';
-	rv = extc_tree_empty_trash(&o->t->tree, &rep, o->why, sizeof(o->why));
+	rv = extc_trash_empty(&o->t->tree, &rep, o->why, sizeof(o->why));
 	say("emptier", rv, o->why);
 	if (rv != 0)
 		return (1);

@@ -27,6 +27,7 @@
 
 #include "base/config.h"
 #include "fs/fs_ident.h"
+#include "fs/fs_sweep.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
 #include "fsfixture.h"
@@ -1154,14 +1155,14 @@ static bool was_asked(const struct alive_log *log, uint32_t jobid)
 	return (false);
 }
 
-static int sweep(struct fx *fx, extc_job_alive_fn alive, void *arg, struct extc_sweep_report *rep,
+static int sweep(struct fx *fx, extc_sweep_alive_fn alive, void *arg, struct extc_sweep_report *rep,
 		 char *why)
 {
 	int rv;
 
 	why[0] = '\0';
 	memset(rep, 0x5a, sizeof(*rep));
-	rv = extc_tree_sweep(&fx->tree, alive, arg, rep, why, 1024);
+	rv = extc_sweep_leftovers(&fx->tree, alive, arg, rep, why, 1024);
 	assert_no_fd_leak(fx);
 	return (rv);
 }
@@ -1396,7 +1397,7 @@ static void test_sweep_counts_only_what_it_removed(void **state)
 		struct extc_rm_report trash;
 
 		why[0] = '\0';
-		assert_int_equal(extc_tree_empty_trash(&fx->tree, &trash, why, 1024), 0);
+		assert_int_equal(extc_trash_empty(&fx->tree, &trash, why, 1024), 0);
 		assert_no_fd_leak(fx);
 		assert_int_equal(trash.mounts, 0);
 		assert_int_equal(trash.detached, 1);
@@ -1405,7 +1406,7 @@ static void test_sweep_counts_only_what_it_removed(void **state)
 		assert_true(fsfx_sentinel_intact(&src));
 		assert_int_equal(fsfx_count_entries_at(AT_FDCWD, path_of(fx, p, "base/.trash")), 0);
 		/* a second emptier has nothing to say */
-		assert_int_equal(extc_tree_empty_trash(&fx->tree, &trash, why, 1024), 0);
+		assert_int_equal(extc_trash_empty(&fx->tree, &trash, why, 1024), 0);
 		assert_int_equal(trash.removed + trash.failed + trash.mounts + trash.detached, 0);
 	}
 }
