@@ -12,7 +12,7 @@ static size_t ino_hash(ino_t ino, size_t cap)
 	return ((size_t)(x >> 17) & (cap - 1));
 }
 
-bool extc_ino_set_has(const struct ino_set *set, ino_t ino)
+bool extc_inoset_has(const struct extc_inoset *set, ino_t ino)
 {
 	size_t i;
 
@@ -25,21 +25,21 @@ bool extc_ino_set_has(const struct ino_set *set, ino_t ino)
 	return (false);
 }
 
-int extc_ino_set_add(struct ino_set *set, ino_t ino)
+int extc_inoset_add(struct extc_inoset *set, ino_t ino)
 {
 	size_t i;
 
-	if (ino == 0 || extc_ino_set_has(set, ino))
+	if (ino == 0 || extc_inoset_has(set, ino))
 		return (0);
 	if ((set->count + 1) * 2 > set->cap) {
-		struct ino_set bigger = { NULL, set->cap ? set->cap * 2 : 64, 0 };
+		struct extc_inoset bigger = { NULL, set->cap ? set->cap * 2 : 64, 0 };
 
 		bigger.slots = calloc(bigger.cap, sizeof(ino_t));
 		if (bigger.slots == NULL)
 			return (-1);
 		for (i = 0; i < set->cap; i++) {
 			if (set->slots[i] != 0)
-				extc_ino_set_add(&bigger, set->slots[i]);
+				extc_inoset_add(&bigger, set->slots[i]);
 		}
 		free(set->slots);
 		*set = bigger;

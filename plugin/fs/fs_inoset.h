@@ -8,14 +8,14 @@
 #include <sys/types.h>
 
 /* Inodes that failed once, so a re-scan of an evicted level skips them. */
-struct ino_set {
+struct extc_inoset {
 	ino_t *slots;		/* 0 marks a free slot; inode 0 is never valid */
 	size_t cap;
 	size_t count;
 };
 
-bool extc_ino_set_has(const struct ino_set *set, ino_t ino);
+bool extc_inoset_has(const struct extc_inoset *set, ino_t ino);
 /* 0, or -1 when out of memory (the set is unchanged). */
-int extc_ino_set_add(struct ino_set *set, ino_t ino);
+int extc_inoset_add(struct extc_inoset *set, ino_t ino);
 
 #endif /* EXTC_FS_INOSET_H_ */

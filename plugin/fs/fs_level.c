@@ -17,20 +17,7 @@
 #include "base/layout.h"
 #include "base/text.h"
 
-
-/*
- * The caller's removal limits, or the default ones with a deadline: no
- * removal may run unbounded where a job or the node waits for it.
- */
-const struct extc_rm_limits *extc_level_rm_limits(const struct extc_fs_policy *pol,
-						   struct extc_rm_limits *buf)
-{
-	if (pol->rm_limits != NULL)
-		return (pol->rm_limits);
-	extc_rm_limits_default(buf);
-	buf->deadline_ns = extc_monotonic_ns() + CRITICAL_REMOVE_BUDGET_NS;
-	return (buf);
-}
+#define LEVEL_RETRIES 64	/* bounded, but far above what racing epilogs can cause */
 
 int extc_level_lock(int fd, int op, unsigned wait_ms)
 {
@@ -53,15 +40,16 @@ int extc_level_lock(int fd, int op, unsigned wait_ms)
 	}
 }
 
-void extc_level_fds_init(struct tree_fds *t)
+void extc_level_walk_init(struct extc_level_walk *w, const struct extc_tree *tree)
 {
-	t->base = t->node = t->uid = t->job = -1;
-	t->path[0] = '\0';
+	w->tree = *tree;
+	w->base = w->node = w->uid = w->job = -1;
+	w->path[0] = '\0';
 }
 
-void extc_level_fds_close(struct tree_fds *t)
+void extc_level_walk_close(struct extc_level_walk *w)
 {
-	int *fds[] = { &t->job, &t->uid, &t->node, &t->base };
+	int *fds[] = { &w->job, &w->uid, &w->node, &w->base };
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -93,67 +81,37 @@ const char *extc_level_open_error(int parentfd, const char *name, int err)
 	return (strerror(err));
 }
 
-/* A level the plugin owns: a directory, ours, not writable by anyone else. */
-static int check_skeleton(const struct extc_ident *id, const struct extc_fs_policy *pol,
-			  const char *path, char *why, size_t whylen)
-{
-	if (!S_ISDIR(id->mode)) {
-		extc_fmt(why, whylen, "%s: is not a directory; refusing to use it", path);
-		return (-1);
-	}
-	if (id->uid != pol->owner || (id->mode & 022) != 0) {
-		extc_fmt(why, whylen,
-			 "%s: owned by uid %u with mode %04o, expected uid %u and no group/other write; "
-			 "refusing to use or repair it (a user may have created it)",
-			 path, (unsigned)id->uid, (unsigned)(id->mode & 07777), (unsigned)pol->owner);
-		return (-1);
-	}
-	/* without search permission for others no job could reach its directory below */
-	if ((id->mode & 0111) != 0111) {
-		extc_fmt(why, whylen,
-			 "%s: mode %04o does not let users pass through it (expected %04o); "
-			 "refusing to use it",
-			 path, (unsigned)(id->mode & 07777), (unsigned)SKELETON_MODE);
-		return (-1);
-	}
-	return (0);
-}
-
-/* Above the base: owned by root (or the policy owner), writable by others only if sticky. */
-static int check_ancestor(const struct extc_ident *id, const struct extc_fs_policy *pol,
-			  const char *path, char *why, size_t whylen)
-{
-	if (pol->job_private && id->uid == pol->job_uid)
-		return (0);
-	if ((id->uid != 0 && id->uid != pol->owner) ||
-	    ((id->mode & 022) != 0 && (id->mode & S_ISVTX) == 0)) {
-		extc_fmt(why, whylen,
-			 "%s: owned by uid %u with mode %04o: a directory above the base must be "
-			 "root-owned and not writable by others (sticky excepted)",
-			 path[0] ? path : "/", (unsigned)id->uid, (unsigned)(id->mode & 07777));
-		return (-1);
-	}
-	return (0);
-}
+/* How open_level opens a level. */
+#define OPEN_CREATE 1u		/* made first if missing */
+#define OPEN_MOUNT_OK 2u	/* the base: it may itself be a mount point */
 
 /*
- * Open (and with 'create', make) a skeleton level below a verified parent.
- * EXTC_LEVEL_ABSENT when it does not exist and 'create' is false. A NULL
- * 'parent_id' skips the mount check (the base itself may be a mount point).
+ * Open (and with OPEN_CREATE, make) a skeleton level below a verified
+ * parent. EXTC_LEVEL_ABSENT when it does not exist and is not to be made.
+ * The level must be on the mount of its parent, whose identity is taken
+ * here, from its descriptor; only the base (OPEN_MOUNT_OK) is exempt.
  */
-enum extc_level_result extc_level_open(int parentfd, const struct extc_ident *parent_id,
-				       const char *name, bool create,
-				       const struct extc_fs_policy *pol, char *path, size_t pathlen,
-				       int *out, char *why, size_t whylen)
+static enum extc_level_result open_level(struct extc_level_walk *w, int parentfd,
+					 const char *name, unsigned how, int *out, char *why,
+					 size_t whylen)
 {
+	const struct extc_fs_policy *pol = w->tree.pol;
+	const bool create = (how & OPEN_CREATE) != 0;
+	const bool mount_ok = (how & OPEN_MOUNT_OK) != 0;
 	enum extc_open_result res = EXTC_OPEN_ERROR;
-	struct extc_ident id;
+	struct extc_ident parent_id, id;
+	char *path = w->path;
+	size_t pathlen = sizeof(w->path);
 	bool created = false;
 	size_t plen = strlen(path);
 	int attempt;
 	int fd = -1;
 	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
+	if (!mount_ok && extc_ident_fd(parentfd, &parent_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", path, strerror(errno));
+		goto out;
+	}
 	if (extc_fmt(path + plen, pathlen - plen, "/%s", name) < 0) {
 		extc_fmt(why, whylen, "%s: path too long", path);
 		goto out;
@@ -161,14 +119,14 @@ enum extc_level_result extc_level_open(int parentfd, const struct extc_ident *pa
 	/* another job's epilog may drop an empty level between our mkdir and open */
 	for (attempt = 0; attempt < LEVEL_RETRIES; attempt++) {
 		if (create) {
-			if (mkdirat(parentfd, name, SKELETON_MODE) == 0)
+			if (mkdirat(parentfd, name, EXTC_FS_POLICY_SKELETON_MODE) == 0)
 				created = true;
 			else if (errno != EEXIST) {
 				extc_fmt(why, whylen, "%s: cannot create: %s", path, strerror(errno));
 				goto out;
 			}
 		}
-		res = extc_open_below(parentfd, parent_id, name, &fd, &id);
+		res = extc_open_below(parentfd, mount_ok ? NULL : &parent_id, name, &fd, &id);
 		if (res != EXTC_OPEN_ABSENT || !create)
 			break;
 	}
@@ -187,13 +145,13 @@ enum extc_level_result extc_level_open(int parentfd, const struct extc_ident *pa
 	if (created) {
 		/* exact owner and mode whatever the umask or a setgid parent did */
 		if (fchown(fd, pol->owner, pol->owner_gid) < 0 ||
-		    fchmod(fd, SKELETON_MODE) < 0 || extc_ident_fd(fd, &id) < 0) {
+		    fchmod(fd, EXTC_FS_POLICY_SKELETON_MODE) < 0 || extc_ident_fd(fd, &id) < 0) {
 			extc_fmt(why, whylen, "%s: cannot set owner and mode: %s", path,
 				 strerror(errno));
 			goto out;
 		}
 	}
-	if (check_skeleton(&id, pol, path, why, whylen) < 0)
+	if (extc_fs_policy_check_skeleton(pol, &id, path, why, whylen) < 0)
 		goto out;
 	*out = fd;
 	fd = -1;
@@ -211,15 +169,23 @@ out:
 	return (rv);
 }
 
+enum extc_level_result extc_level_open(struct extc_level_walk *w, int parentfd, const char *name,
+				       bool create, int *out, char *why, size_t whylen)
+{
+	return (open_level(w, parentfd, name, create ? OPEN_CREATE : 0, out, why, whylen));
+}
+
 /*
  * Walk from "/" to the base one component at a time with O_NOFOLLOW, so a
  * symlink anywhere on the way is refused rather than followed (O_NOFOLLOW
  * on a whole path guards only its last component).
  */
-static enum extc_level_result open_base(const char *base, bool create,
-					const struct extc_fs_policy *pol, char *path,
-					size_t pathlen, int *out, char *why, size_t whylen)
+static enum extc_level_result open_base(struct extc_level_walk *w, bool create, char *why,
+					size_t whylen)
 {
+	const struct extc_fs_policy *pol = w->tree.pol;
+	char *path = w->path;
+	size_t pathlen = sizeof(w->path);
 	char copy[EXTC_BASE_MAX + 1];
 	struct extc_ident id;
 	char *save = NULL, *comp, *next;
@@ -227,7 +193,7 @@ static enum extc_level_result open_base(const char *base, bool create,
 	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
 	path[0] = '\0';
-	if (extc_fmt(copy, sizeof(copy), "%s", base) < 0) {
+	if (extc_fmt(copy, sizeof(copy), "%s", w->tree.cfg->base) < 0) {
 		extc_fmt(why, whylen, "base is too long");
 		return (EXTC_LEVEL_REFUSED);
 	}
@@ -236,7 +202,7 @@ static enum extc_level_result open_base(const char *base, bool create,
 		extc_fmt(why, whylen, "/: cannot open: %s", strerror(errno));
 		goto out;
 	}
-	if (check_ancestor(&id, pol, path, why, whylen) < 0)
+	if (extc_fs_policy_check_ancestor(pol, &id, path, why, whylen) < 0)
 		goto out;
 	comp = strtok_r(copy, "/", &save);
 	for (next = strtok_r(NULL, "/", &save); next != NULL; next = strtok_r(NULL, "/", &save)) {
@@ -257,11 +223,12 @@ static enum extc_level_result open_base(const char *base, bool create,
 			extc_fmt(why, whylen, "%s: cannot stat: %s", path, strerror(errno));
 			goto out;
 		}
-		if (check_ancestor(&id, pol, path, why, whylen) < 0)
+		if (extc_fs_policy_check_ancestor(pol, &id, path, why, whylen) < 0)
 			goto out;
 		comp = next;
 	}
-	rv = extc_level_open(fd, NULL, comp, create, pol, path, pathlen, out, why, whylen);
+	rv = open_level(w, fd, comp, OPEN_MOUNT_OK | (create ? OPEN_CREATE : 0), &w->base, why,
+			whylen);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -269,43 +236,36 @@ out:
 }
 
 /* Base (refusing a network filesystem unless allowed) and the node level if any. */
-enum extc_level_result extc_level_open_top(const struct extc_config *cfg,
-					   const struct extc_fs_policy *pol, bool create,
-					   struct tree_fds *t, char *why, size_t whylen)
+enum extc_level_result extc_level_open_top(struct extc_level_walk *w, bool create, char *why,
+					   size_t whylen)
 {
-	struct extc_ident base_id;
 	const char *fstype;
 	bool network;
 	enum extc_level_result rv;
 
-	rv = open_base(cfg->base, create, pol, t->path, sizeof(t->path), &t->base, why, whylen);
+	rv = open_base(w, create, why, whylen);
 	if (rv != EXTC_LEVEL_FOUND)
 		return (rv);
-	if (extc_fs_is_network(t->base, &network, &fstype) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat the filesystem: %s", t->path, strerror(errno));
+	if (extc_fs_is_network(w->base, &network, &fstype) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat the filesystem: %s", w->path, strerror(errno));
 		return (EXTC_LEVEL_REFUSED);
 	}
-	if (network && !cfg->allow_shared_fs) {
+	if (network && !w->tree.cfg->allow_shared_fs) {
 		extc_fmt(why, whylen,
 			 "%s: is on %s, a network or cluster filesystem shared between nodes; "
-			 "use node-local storage or set allow_shared_fs=yes", t->path, fstype);
+			 "use node-local storage or set allow_shared_fs=yes", w->path, fstype);
 		return (EXTC_LEVEL_REFUSED);
 	}
-	if (pol->node_name == NULL) {
-		t->node = dup(t->base);
-		if (t->node < 0) {
-			extc_fmt(why, whylen, "%s: cannot duplicate its descriptor: %s", t->path,
+	if (w->tree.pol->node_name == NULL) {
+		w->node = dup(w->base);
+		if (w->node < 0) {
+			extc_fmt(why, whylen, "%s: cannot duplicate its descriptor: %s", w->path,
 				 strerror(errno));
 			return (EXTC_LEVEL_REFUSED);
 		}
 		return (EXTC_LEVEL_FOUND);
 	}
-	if (extc_ident_fd(t->base, &base_id) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
-		return (EXTC_LEVEL_REFUSED);
-	}
-	return (extc_level_open(t->base, &base_id, pol->node_name, create, pol, t->path,
-			   sizeof(t->path), &t->node, why, whylen));
+	return (extc_level_open(w, w->base, w->tree.pol->node_name, create, &w->node, why, whylen));
 }
 
 /*
@@ -315,13 +275,12 @@ enum extc_level_result extc_level_open_top(const struct extc_config *cfg,
  * between our open and our mkdir; a level found already unlinked is
  * simply made again.
  */
-enum extc_level_result extc_level_open_job(struct tree_fds *t, const struct extc_fs_policy *pol,
-					   uid_t uid, uint32_t jobid, bool create, char *why,
-					   size_t whylen)
+enum extc_level_result extc_level_open_job(struct extc_level_walk *w, uid_t uid, uint32_t jobid,
+					   bool create, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
-	struct extc_ident node_id, uid_id;
-	size_t plen = strlen(t->path);
+	struct extc_ident uid_id;
+	size_t plen = strlen(w->path);
 	int attempt;
 	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
@@ -331,51 +290,83 @@ enum extc_level_result extc_level_open_job(struct tree_fds *t, const struct extc
 			 (unsigned)uid, jobid);
 		return (EXTC_LEVEL_REFUSED);
 	}
-	if (extc_ident_fd(t->node, &node_id) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
-		return (EXTC_LEVEL_REFUSED);
-	}
 	for (attempt = 0; attempt < LEVEL_RETRIES; attempt++) {
-		t->path[plen] = '\0';
-		rv = extc_level_open(t->node, &node_id, uname, create, pol, t->path, sizeof(t->path),
-				&t->uid, why, whylen);
+		w->path[plen] = '\0';
+		rv = extc_level_open(w, w->node, uname, create, &w->uid, why, whylen);
 		if (rv != EXTC_LEVEL_FOUND || !create)
 			break;
-		if (extc_level_lock(t->uid, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
-		    extc_ident_fd(t->uid, &uid_id) < 0) {
-			extc_fmt(why, whylen, "%s: cannot lock: %s", t->path, strerror(errno));
+		if (extc_level_lock(w->uid, LOCK_SH, EXTC_LEVEL_LOCK_WAIT_MS) < 0 ||
+		    extc_ident_fd(w->uid, &uid_id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot lock: %s", w->path, strerror(errno));
 			return (EXTC_LEVEL_REFUSED);
 		}
 		if (uid_id.nlink > 0)
 			break;
-		close(t->uid);
-		t->uid = -1;
+		close(w->uid);
+		w->uid = -1;
 		rv = EXTC_LEVEL_REFUSED;
-		extc_fmt(why, whylen, "%s: removed repeatedly while in use", t->path);
+		extc_fmt(why, whylen, "%s: removed repeatedly while in use", w->path);
 	}
 	if (rv != EXTC_LEVEL_FOUND)
 		return (rv);
-	if (extc_ident_fd(t->uid, &uid_id) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
-		return (EXTC_LEVEL_REFUSED);
-	}
-	rv = extc_level_open(t->uid, &uid_id, jname, create, pol, t->path, sizeof(t->path), &t->job,
-			why, whylen);
+	rv = extc_level_open(w, w->uid, jname, create, &w->job, why, whylen);
 	if (rv == EXTC_LEVEL_FOUND && create) {
 		struct extc_ident job_id;
 
 		/* held by every step of the job for its lifetime: a sweep skips held levels */
-		if (extc_level_lock(t->job, LOCK_SH, LEVEL_LOCK_WAIT_MS) < 0 ||
-		    extc_ident_fd(t->job, &job_id) < 0) {
-			extc_fmt(why, whylen, "%s: cannot lock: %s", t->path, strerror(errno));
+		if (extc_level_lock(w->job, LOCK_SH, EXTC_LEVEL_LOCK_WAIT_MS) < 0 ||
+		    extc_ident_fd(w->job, &job_id) < 0) {
+			extc_fmt(why, whylen, "%s: cannot lock: %s", w->path, strerror(errno));
 			rv = EXTC_LEVEL_REFUSED;
 		} else if (job_id.nlink == 0) {
-			extc_fmt(why, whylen, "%s: removed while being set up", t->path);
+			extc_fmt(why, whylen, "%s: removed while being set up", w->path);
 			rv = EXTC_LEVEL_REFUSED;
 		}
 	}
 	if (create)
-		flock(t->uid, LOCK_UN);
+		flock(w->uid, LOCK_UN);
 	return (rv);
 }
 
+/* Drop a user's level once empty and not in use; creators hold it shared while they use it. */
+void extc_level_drop_uid(int nodefd, int uidfd, const char *uname, struct extc_rm_report *report)
+{
+	struct extc_ident held, named;
+
+	/*
+	 * Never waited for: the holder is a step of this user being set up,
+	 * and an empty level left here goes at the next epilog or sweep.
+	 */
+	if (flock(uidfd, LOCK_EX | LOCK_NB) < 0)
+		return;
+	/*
+	 * Only the holder of this lock removes this directory, so if the name
+	 * still leads to it now it does so at the unlink too; if it leads to a
+	 * newer level, that one is in use by whoever made it.
+	 */
+	if (extc_ident_fd(uidfd, &held) == 0 && held.nlink > 0 &&
+	    extc_ident_at(nodefd, uname, &named) == 0 &&
+	    named.dev == held.dev && named.ino == held.ino &&
+	    unlinkat(nodefd, uname, AT_REMOVEDIR) == 0)
+		report->removed++;
+	flock(uidfd, LOCK_UN);
+}
+
+/*
+ * Names of a job's levels and the user's level opened (no creation), for
+ * the epilog's paths: found, absent (or ids never managed), or refused
+ * ('why' says why).
+ */
+enum extc_level_result extc_level_open_user(struct extc_level_walk *w, uid_t uid, uint32_t jobid,
+					    char *uname, char *jname, char *why, size_t whylen)
+{
+	enum extc_level_result rv;
+
+	if (extc_layout_uid_name(uid, uname, EXTC_NAME_LEN) < 0 ||
+	    extc_layout_job_name(jobid, jname, EXTC_NAME_LEN) < 0)
+		return (EXTC_LEVEL_ABSENT);
+	rv = extc_level_open_top(w, false, why, whylen);
+	if (rv == EXTC_LEVEL_FOUND)
+		rv = extc_level_open(w, w->node, uname, false, &w->uid, why, whylen);
+	return (rv);
+}

@@ -31,7 +31,7 @@ static enum extc_open_result open_child_dir(struct rm_walk *w, int dfd, const ch
 
 	while (res == EXTC_OPEN_ERROR && (errno == EMFILE || errno == ENFILE) &&
 	       w->lowest_open + 1 < w->depth) {
-		extc_rmw_evict_oldest(w);
+		extc_rmstack_evict_oldest(w);
 		res = extc_open_below(dfd, &w->top, name, fd, id);
 	}
 	return (res);
@@ -99,7 +99,7 @@ static void enter_dir(struct rm_walk *w, struct rm_frame *f, const char *name, i
 		return;
 	if (res == EXTC_OPEN_MOUNT) {
 		w->report->mounts++;
-		extc_rmw_note_failure(w, EBUSY, name, ino);
+		extc_rmstack_note_failure(w, EBUSY, name, ino);
 		return;
 	}
 	if (res == EXTC_OPEN_ERROR) {
@@ -112,22 +112,22 @@ static void enter_dir(struct rm_walk *w, struct rm_frame *f, const char *name, i
 			if (errno == ENOENT)
 				return;
 		}
-		extc_rmw_note_failure(w, errno, name, ino);
+		extc_rmstack_note_failure(w, errno, name, ino);
 		return;
 	}
 	if (!may_enter(f->uid, id.uid)) {
 		close(fd);
 		note_foreign(w, name);
-		extc_rmw_note_failure(w, EPERM, name, ino);
+		extc_rmstack_note_failure(w, EPERM, name, ino);
 		return;
 	}
 	if (w->depth >= w->limits->max_depth) {
 		close(fd);
-		extc_rmw_note_failure(w, ELOOP, name, ino);
-		extc_rmw_stop(w, "the tree is deeper than the depth limit");
+		extc_rmstack_note_failure(w, ELOOP, name, ino);
+		extc_rmstack_stop(w, "the tree is deeper than the depth limit");
 		return;
 	}
-	extc_rmw_push(w, fd, &id, name);
+	extc_rmstack_push(w, fd, &id, name);
 }
 
 static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dirent *de)
@@ -140,7 +140,7 @@ static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dir
 		/* from memory: a plain stat of a mount point would ask its filesystem */
 		if (extc_ident_at(dfd, de->d_name, &id) < 0) {
 			if (errno != ENOENT)
-				extc_rmw_note_failure(w, errno, de->d_name, de->d_ino);
+				extc_rmstack_note_failure(w, errno, de->d_name, de->d_ino);
 			return;
 		}
 		is_dir = S_ISDIR(id.mode);
@@ -153,7 +153,7 @@ static void remove_entry(struct rm_walk *w, struct rm_frame *f, const struct dir
 		if (errno == ENOENT)
 			return;
 		if (errno != EISDIR) {
-			extc_rmw_note_failure(w, errno, de->d_name, de->d_ino);
+			extc_rmstack_note_failure(w, errno, de->d_name, de->d_ino);
 			return;
 		}
 		/* became a directory since readdir: treat it as one */
@@ -167,12 +167,12 @@ static bool over_budget(struct rm_walk *w)
 
 	w->visited++;
 	if (l->max_entries != 0 && w->visited > l->max_entries) {
-		extc_rmw_stop(w, "entry budget exhausted");
+		extc_rmstack_stop(w, "entry budget exhausted");
 		return (true);
 	}
 	/* the clock is read on the first entry and every 256th after it */
 	if ((w->visited & 255) == 1 && extc_past_deadline(l->deadline_ns)) {
-		extc_rmw_stop(w, "time budget exhausted");
+		extc_rmstack_stop(w, "time budget exhausted");
 		return (true);
 	}
 	return (false);
@@ -188,15 +188,15 @@ static void walk(struct rm_walk *w)
 		de = readdir(f->dir);
 		if (de == NULL) {
 			if (errno != 0)
-				extc_rmw_note_failure(w, errno, f->name, f->ino);
-			extc_rmw_pop(w);
+				extc_rmstack_note_failure(w, errno, f->name, f->ino);
+			extc_rmstack_pop(w);
 			continue;
 		}
 		if (extc_fdio_is_dot(de->d_name))
 			continue;
 		if (over_budget(w))
 			break;
-		if (extc_ino_set_has(&w->failed, de->d_ino))
+		if (extc_inoset_has(&w->failed, de->d_ino))
 			continue;
 		remove_entry(w, f, de);
 	}
@@ -214,20 +214,20 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 	struct extc_ident parent_id;
 
 	if (extc_ident_fd(parentfd, &parent_id) < 0) {
-		extc_rmw_note_failure(w, errno, name, 0);
+		extc_rmstack_note_failure(w, errno, name, 0);
 		return (false);
 	}
 	if (extc_ident_at(parentfd, name, id) < 0) {
 		if (errno == ENOENT)
 			return (false);
-		extc_rmw_note_failure(w, errno, name, 0);
+		extc_rmstack_note_failure(w, errno, name, 0);
 		return (false);
 	}
 	if (!S_ISDIR(id->mode)) {
 		if (unlinkat(parentfd, name, 0) == 0)
 			w->report->removed++;
 		else if (errno != ENOENT)
-			extc_rmw_note_failure(w, errno, name, id->ino);
+			extc_rmstack_note_failure(w, errno, name, id->ino);
 		return (false);
 	}
 	switch (extc_open_below(parentfd, &parent_id, name, fd, id)) {
@@ -235,16 +235,16 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 		return (false);
 	case EXTC_OPEN_MOUNT:
 		w->report->mounts++;
-		extc_rmw_note_failure(w, EBUSY, name, id->ino);
+		extc_rmstack_note_failure(w, EBUSY, name, id->ino);
 		return (false);
 	case EXTC_OPEN_ERROR:
 		if (errno == ELOOP || errno == ENOTDIR) {
 			if (unlinkat(parentfd, name, 0) == 0)
 				w->report->removed++;
 			else if (errno != ENOENT)
-				extc_rmw_note_failure(w, errno, name, id->ino);
+				extc_rmstack_note_failure(w, errno, name, id->ino);
 		} else {
-			extc_rmw_note_failure(w, errno, name, id->ino);
+			extc_rmstack_note_failure(w, errno, name, id->ino);
 		}
 		return (false);
 	case EXTC_OPEN_OK:
@@ -253,7 +253,7 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 	if (!may_enter(parent_id.uid, id->uid)) {
 		close(*fd);
 		note_foreign(w, name);
-		extc_rmw_note_failure(w, EPERM, name, id->ino);
+		extc_rmstack_note_failure(w, EPERM, name, id->ino);
 		return (false);
 	}
 	return (true);
@@ -280,14 +280,14 @@ int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits 
 
 	/* one plain entry of parentfd, nothing that would resolve elsewhere */
 	if (name[0] == '\0' || extc_fdio_is_dot(name) || strchr(name, '/') != NULL) {
-		extc_rmw_note_failure(&w, EINVAL, name, 0);
+		extc_rmstack_note_failure(&w, EINVAL, name, 0);
 		goto out;
 	}
 
 	if (!open_top(&w, parentfd, name, &fd, &id))
 		goto out;
 	w.top = id;
-	if (extc_rmw_push(&w, fd, &id, name) == 0)
+	if (extc_rmstack_push(&w, fd, &id, name) == 0)
 		walk(&w);
 out:
 	for (i = 0; i < w.depth; i++) {

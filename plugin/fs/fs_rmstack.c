@@ -12,18 +12,18 @@
 
 #define FAILED_SET_MAX (1u << 20)
 
-void extc_rmw_stop(struct rm_walk *w, const char *why)
+void extc_rmstack_stop(struct rm_walk *w, const char *why)
 {
 	extc_rm_report_stop(w->report, 0, why);
 }
 
 /* A stop caused by a failed call: the log line must carry its error. */
-void extc_rmw_stop_err(struct rm_walk *w, int err, const char *why)
+void extc_rmstack_stop_err(struct rm_walk *w, int err, const char *why)
 {
 	extc_rm_report_stop(w->report, err, why);
 }
 
-void extc_rmw_note_failure(struct rm_walk *w, int err, const char *name, ino_t ino)
+void extc_rmstack_note_failure(struct rm_walk *w, int err, const char *name, ino_t ino)
 {
 	struct extc_rm_report *r = w->report;
 
@@ -32,8 +32,8 @@ void extc_rmw_note_failure(struct rm_walk *w, int err, const char *name, ino_t i
 		r->first_errno = err;
 		extc_escape(name, 48, r->first_name, sizeof(r->first_name));
 	}
-	if (w->failed.count >= FAILED_SET_MAX || extc_ino_set_add(&w->failed, ino) < 0)
-		extc_rmw_stop(w, "too many failures to track");
+	if (w->failed.count >= FAILED_SET_MAX || extc_inoset_add(&w->failed, ino) < 0)
+		extc_rmstack_stop(w, "too many failures to track");
 }
 
 static unsigned rmw_open_count(const struct rm_walk *w)
@@ -41,7 +41,7 @@ static unsigned rmw_open_count(const struct rm_walk *w)
 	return ((unsigned)(w->depth - w->lowest_open));
 }
 
-void extc_rmw_evict_oldest(struct rm_walk *w)
+void extc_rmstack_evict_oldest(struct rm_walk *w)
 {
 	struct rm_frame *f = &w->frames[w->lowest_open];
 
@@ -51,7 +51,7 @@ void extc_rmw_evict_oldest(struct rm_walk *w)
 }
 
 /* Push an opened, verified directory; takes ownership of 'fd'. */
-int extc_rmw_push(struct rm_walk *w, int fd, const struct extc_ident *id, const char *name)
+int extc_rmstack_push(struct rm_walk *w, int fd, const struct extc_ident *id, const char *name)
 {
 	struct rm_frame *f;
 	int err;
@@ -79,12 +79,12 @@ int extc_rmw_push(struct rm_walk *w, int fd, const struct extc_ident *id, const 
 	f->uid = id->uid;
 	w->depth++;
 	while (rmw_open_count(w) > w->limits->max_fds && w->lowest_open + 1 < w->depth)
-		extc_rmw_evict_oldest(w);
+		extc_rmstack_evict_oldest(w);
 	return (0);
 fail:
 	err = errno;
 	close(fd);
-	extc_rmw_stop_err(w, err, "cannot hold another directory open");
+	extc_rmstack_stop_err(w, err, "cannot hold another directory open");
 	return (-1);
 }
 
@@ -102,25 +102,25 @@ static int rmw_reopen_parent(struct rm_walk *w)
 
 	fd = openat(dirfd(child->dir), "..", EXTC_DIR_OPEN_FLAGS);
 	if (fd < 0) {
-		extc_rmw_stop_err(w, errno, "could not re-open a parent directory");
+		extc_rmstack_stop_err(w, errno, "could not re-open a parent directory");
 		return (-1);
 	}
 	if (extc_ident_fd(fd, &id) < 0) {
 		err = errno;
 		close(fd);
-		extc_rmw_stop_err(w, err, "could not identify a re-opened parent directory");
+		extc_rmstack_stop_err(w, err, "could not identify a re-opened parent directory");
 		return (-1);
 	}
 	if (id.dev != parent->dev || id.ino != parent->ino) {
 		close(fd);
-		extc_rmw_stop(w, "the tree was moved during removal");
+		extc_rmstack_stop(w, "the tree was moved during removal");
 		return (-1);
 	}
 	parent->dir = fdopendir(fd);
 	if (parent->dir == NULL) {
 		err = errno;
 		close(fd);
-		extc_rmw_stop_err(w, err, "could not read a re-opened parent directory");
+		extc_rmstack_stop_err(w, err, "could not read a re-opened parent directory");
 		return (-1);
 	}
 	w->lowest_open = w->depth - 2;
@@ -128,7 +128,7 @@ static int rmw_reopen_parent(struct rm_walk *w)
 }
 
 /* The deepest level is empty (or as empty as it gets): drop it from its parent. */
-void extc_rmw_pop(struct rm_walk *w)
+void extc_rmstack_pop(struct rm_walk *w)
 {
 	struct rm_frame *f = &w->frames[w->depth - 1];
 	int parentfd;
@@ -145,7 +145,7 @@ void extc_rmw_pop(struct rm_walk *w)
 	if (unlinkat(parentfd, f->name, AT_REMOVEDIR) == 0)
 		w->report->removed++;
 	else if (errno != ENOENT)
-		extc_rmw_note_failure(w, errno, f->name, f->ino);
+		extc_rmstack_note_failure(w, errno, f->name, f->ino);
 	free(f->name);
 	w->depth--;
 	if (w->lowest_open > w->depth)

@@ -35,24 +35,24 @@ struct rm_walk {
 	struct rm_frame *frames;
 	size_t depth, frames_cap;
 	size_t lowest_open;	/* frames [lowest_open, depth) hold a DIR */
-	struct ino_set failed;
+	struct extc_inoset failed;
 	uint64_t visited;
 };
 
 /* The walk stops (the first reason wins); '_err': a failed call, whose error the log must carry. */
-void extc_rmw_stop(struct rm_walk *w, const char *why);
-void extc_rmw_stop_err(struct rm_walk *w, int err, const char *why);
+void extc_rmstack_stop(struct rm_walk *w, const char *why);
+void extc_rmstack_stop_err(struct rm_walk *w, int err, const char *why);
 
 /* Count a name that could not be removed; its inode is not tried again. */
-void extc_rmw_note_failure(struct rm_walk *w, int err, const char *name, ino_t ino);
+void extc_rmstack_note_failure(struct rm_walk *w, int err, const char *name, ino_t ino);
 
 /* Close the shallowest open level, to be re-opened through ".." when the walk climbs back. */
-void extc_rmw_evict_oldest(struct rm_walk *w);
+void extc_rmstack_evict_oldest(struct rm_walk *w);
 
 /* Push an opened, verified directory; takes ownership of 'fd'. 0, or -1 with the walk stopped. */
-int extc_rmw_push(struct rm_walk *w, int fd, const struct extc_ident *id, const char *name);
+int extc_rmstack_push(struct rm_walk *w, int fd, const struct extc_ident *id, const char *name);
 
 /* The deepest level is empty (or as empty as it gets): drop it from its parent. */
-void extc_rmw_pop(struct rm_walk *w);
+void extc_rmstack_pop(struct rm_walk *w);
 
 #endif /* EXTC_FS_RMSTACK_H_ */

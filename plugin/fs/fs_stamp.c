@@ -15,19 +15,19 @@
 
 #define STAMP_PREFIX "trusted.ext-cache."
 
-bool extc_stamp_due(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		    const char *name, uint32_t interval_s, int64_t now)
+bool extc_stamp_due(const struct extc_tree *tree, const char *name, uint32_t interval_s,
+		    int64_t now)
 {
 	char why[EXTC_WHY_MAX], attr[64], text[32];
-	struct tree_fds t;
+	struct extc_level_walk w;
 	bool due = false;
 	ssize_t n;
 	int trashfd = -1;
 
-	extc_level_fds_init(&t);
+	extc_level_walk_init(&w, tree);
 	if (extc_fmt(attr, sizeof(attr), "%s%s", STAMP_PREFIX, name) < 0 ||
-	    extc_level_open_top(cfg, pol, false, &t, why, sizeof(why)) != EXTC_LEVEL_FOUND ||
-	    extc_trash_open(&t, true, &trashfd, why, sizeof(why)) != EXTC_LEVEL_FOUND ||
+	    extc_level_open_top(&w, false, why, sizeof(why)) != EXTC_LEVEL_FOUND ||
+	    extc_trash_open(&w, true, &trashfd, why, sizeof(why)) != EXTC_LEVEL_FOUND ||
 	    flock(trashfd, LOCK_EX | LOCK_NB) < 0)
 		goto out;
 	n = fgetxattr(trashfd, attr, text, sizeof(text) - 1);
@@ -50,6 +50,6 @@ bool extc_stamp_due(const struct extc_config *cfg, const struct extc_fs_policy *
 out:
 	if (trashfd >= 0)
 		close(trashfd);	/* and with it the lock */
-	extc_level_fds_close(&t);
+	extc_level_walk_close(&w);
 	return (due);
 }

@@ -19,7 +19,7 @@
  * the filesystem keeps no extended attributes, always true: the caller's
  * own bound per call is then the only one.
  */
-bool extc_stamp_due(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		    const char *name, uint32_t interval_s, int64_t now);
+bool extc_stamp_due(const struct extc_tree *tree, const char *name, uint32_t interval_s,
+		    int64_t now);
 
 #endif /* EXTC_FS_STAMP_H_ */

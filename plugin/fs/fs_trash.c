@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the root-only trash: retiring a job's tree, emptying, sweeping leftovers. */
+/* spank-ext-cache: the root-only trash: a job's tree retired into it, and emptied. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,15 +15,16 @@
 #include "fs/fs_ident.h"
 #include "fs/fs_level.h"
 #include "fs/fs_trash.h"
-#include "fs/fs_user_level.h"
 #include "base/layout.h"
 #include "base/text.h"
+
+#define TRASH_MODE 0700
 
 /*
  * <base>[/<node>]/.trash: root-owned 0700, so what is moved there is out of
  * every user's reach by path at once, and can be removed at leisure.
  */
-enum extc_level_result extc_trash_open(struct tree_fds *t, bool create, int *out, char *why,
+enum extc_level_result extc_trash_open(struct extc_level_walk *w, bool create, int *out, char *why,
 				       size_t whylen)
 {
 	struct extc_ident node_id, id;
@@ -31,38 +32,38 @@ enum extc_level_result extc_trash_open(struct tree_fds *t, bool create, int *out
 	int fd = -1;
 	enum extc_level_result rv = EXTC_LEVEL_REFUSED;
 
-	if (extc_ident_fd(t->node, &node_id) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat: %s", t->path, strerror(errno));
+	if (extc_ident_fd(w->node, &node_id) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", w->path, strerror(errno));
 		goto out;
 	}
 	if (create) {
-		if (mkdirat(t->node, EXTC_TRASH_NAME, TRASH_MODE) == 0)
+		if (mkdirat(w->node, EXTC_TRASH_NAME, TRASH_MODE) == 0)
 			created = true;
 		else if (errno != EEXIST) {
-			extc_fmt(why, whylen, "%s/%s: cannot create: %s", t->path, EXTC_TRASH_NAME,
+			extc_fmt(why, whylen, "%s/%s: cannot create: %s", w->path, EXTC_TRASH_NAME,
 				 strerror(errno));
 			goto out;
 		}
 	}
-	if (extc_open_below(t->node, &node_id, EXTC_TRASH_NAME, &fd, &id) == EXTC_OPEN_MOUNT)
+	if (extc_open_below(w->node, &node_id, EXTC_TRASH_NAME, &fd, &id) == EXTC_OPEN_MOUNT)
 		errno = EBUSY;
 	if (fd < 0) {
 		if (errno == ENOENT && !create)
 			rv = EXTC_LEVEL_ABSENT;
 		else
-			extc_fmt(why, whylen, "%s/%s: cannot open: %s", t->path, EXTC_TRASH_NAME,
-				 extc_level_open_error(t->node, EXTC_TRASH_NAME, errno));
+			extc_fmt(why, whylen, "%s/%s: cannot open: %s", w->path, EXTC_TRASH_NAME,
+				 extc_level_open_error(w->node, EXTC_TRASH_NAME, errno));
 		goto out;
 	}
 	if (created && (fchown(fd, 0, 0) < 0 || fchmod(fd, TRASH_MODE) < 0)) {
-		extc_fmt(why, whylen, "%s/%s: cannot set owner and mode: %s", t->path,
+		extc_fmt(why, whylen, "%s/%s: cannot set owner and mode: %s", w->path,
 			 EXTC_TRASH_NAME, strerror(errno));
 		goto out;
 	}
 	if (extc_ident_fd(fd, &id) < 0 || !S_ISDIR(id.mode) || id.uid != 0 ||
 	    (id.mode & 077) != 0 || !extc_ident_same_mount(&id, &node_id)) {
 		extc_fmt(why, whylen, "%s/%s: not a root-owned 0700 directory on the base's mount; "
-			 "refusing it", t->path, EXTC_TRASH_NAME);
+			 "refusing it", w->path, EXTC_TRASH_NAME);
 		goto out;
 	}
 	*out = fd;
@@ -91,56 +92,53 @@ int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag)
 	return (renameat2(dirfd, name, trashfd, tname, RENAME_NOREPLACE));
 }
 
-enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,
-					     const struct extc_fs_policy *pol, uid_t uid,
-					     uint32_t jobid, bool *moved, char *why, size_t whylen)
+enum extc_trash_retire_result extc_trash_retire_job(const struct extc_tree *tree, uid_t uid,
+						    uint32_t jobid, bool *moved, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_rm_report ignored;
-	struct extc_ident id, uid_id;
-	struct tree_fds t;
+	struct extc_ident id;
+	struct extc_level_walk w;
 	int trashfd = -1;
 	enum extc_level_result opened;
-	enum extc_retire_result rv = EXTC_RETIRE_DONE;
+	enum extc_trash_retire_result rv = EXTC_TRASH_RETIRE_DONE;
 
 	*moved = false;
-	extc_level_fds_init(&t);
-	opened = extc_level_open_user(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
+	extc_level_walk_init(&w, tree);
+	opened = extc_level_open_user(&w, uid, jobid, uname, jname, why, whylen);
 	if (opened != EXTC_LEVEL_FOUND) {
-		rv = (opened == EXTC_LEVEL_ABSENT) ? EXTC_RETIRE_DONE : EXTC_RETIRE_REFUSED;
+		rv = (opened == EXTC_LEVEL_ABSENT) ? EXTC_TRASH_RETIRE_DONE : EXTC_TRASH_RETIRE_REFUSED;
 		goto out;
 	}
-	if (extc_ident_at(t.uid, jname, &id) < 0) {
-		rv = EXTC_RETIRE_DONE;		/* no tree for this job here */
+	if (extc_ident_at(w.uid, jname, &id) < 0) {
+		rv = EXTC_TRASH_RETIRE_DONE;		/* no tree for this job here */
 		goto out;
 	}
 	/* a step's detached end still reads the tree: it holds the job level shared */
-	if (extc_ident_fd(t.uid, &uid_id) < 0 ||
-	    extc_level_open(t.uid, &uid_id, jname, false, pol, t.path, sizeof(t.path), &t.job, why,
-			    whylen) != EXTC_LEVEL_FOUND) {
-		rv = EXTC_RETIRE_REFUSED;
+	if (extc_level_open(&w, w.uid, jname, false, &w.job, why, whylen) != EXTC_LEVEL_FOUND) {
+		rv = EXTC_TRASH_RETIRE_REFUSED;
 		goto out;
 	}
-	if (flock(t.job, LOCK_EX | LOCK_NB) < 0) {
-		rv = EXTC_RETIRE_HELD;
+	if (flock(w.job, LOCK_EX | LOCK_NB) < 0) {
+		rv = EXTC_TRASH_RETIRE_HELD;
 		goto out;
 	}
-	if (extc_trash_open(&t, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND ||
-	    extc_trash_move(t.uid, jname, trashfd, jname) < 0) {
+	if (extc_trash_open(&w, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND ||
+	    extc_trash_move(w.uid, jname, trashfd, jname) < 0) {
 		if (trashfd >= 0)
-			extc_fmt(why, whylen, "%s/%s: cannot move to %s: %s", t.path, jname,
+			extc_fmt(why, whylen, "%s/%s: cannot move to %s: %s", w.path, jname,
 				 EXTC_TRASH_NAME, strerror(errno));
-		rv = EXTC_RETIRE_NO_TRASH;	/* the tree is fine, the trash is not to be had */
+		rv = EXTC_TRASH_RETIRE_NO_TRASH;	/* the tree is fine, the trash is not to be had */
 		goto out;
 	}
 	*moved = true;
 	memset(&ignored, 0, sizeof(ignored));
-	extc_level_drop_uid(t.node, t.uid, uname, &ignored);
-	rv = EXTC_RETIRE_DONE;
+	extc_level_drop_uid(w.node, w.uid, uname, &ignored);
+	rv = EXTC_TRASH_RETIRE_DONE;
 out:
 	if (trashfd >= 0)
 		close(trashfd);
-	extc_level_fds_close(&t);
+	extc_level_walk_close(&w);
 	return (rv);
 }
 
@@ -209,22 +207,22 @@ static void empty_entries(DIR *dir, int trashfd, const struct extc_rm_limits *li
 	}
 }
 
-int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			  struct extc_rm_report *report, char *why, size_t whylen)
+int extc_trash_empty(const struct extc_tree *tree, struct extc_rm_report *report, char *why,
+		     size_t whylen)
 {
 	struct extc_rm_limits limits;
 	struct kept kept = { 0, "" };
-	struct tree_fds t;
+	struct extc_level_walk w;
 	DIR *dir = NULL;
 	int trashfd = -1;
 	enum extc_level_result opened;
 	int rv;
 
 	memset(report, 0, sizeof(*report));
-	extc_level_fds_init(&t);
-	opened = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	extc_level_walk_init(&w, tree);
+	opened = extc_level_open_top(&w, false, why, whylen);
 	if (opened == EXTC_LEVEL_FOUND)
-		opened = extc_trash_open(&t, false, &trashfd, why, whylen);
+		opened = extc_trash_open(&w, false, &trashfd, why, whylen);
 	if (opened != EXTC_LEVEL_FOUND) {
 		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
 		goto out;
@@ -236,13 +234,13 @@ int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_po
 	}
 	dir = extc_fdio_opendir(trashfd);
 	if (dir == NULL) {
-		extc_fmt(why, whylen, "%s/%s: cannot read: %s", t.path, EXTC_TRASH_NAME,
+		extc_fmt(why, whylen, "%s/%s: cannot read: %s", w.path, EXTC_TRASH_NAME,
 			 strerror(errno));
 		rv = -1;
 		goto out;
 	}
-	if (pol->rm_limits != NULL)
-		limits = *pol->rm_limits;
+	if (tree->pol->rm_limits != NULL)
+		limits = *tree->pol->rm_limits;
 	else
 		extc_rm_limits_default(&limits);
 	/* nobody reaches the trash by path: a mount there only blocks its own removal */
@@ -251,14 +249,14 @@ int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_po
 	rv = 0;
 	if (kept.n != 0) {
 		extc_fmt(why, whylen, "%s/%s: moved %u entr%s root would not remove to %s/%s/%s for an "
-			 "admin (first: %s)", t.path, EXTC_TRASH_NAME, kept.n, kept.n == 1 ? "y" : "ies",
-			 t.path, EXTC_TRASH_NAME, EXTC_TRASH_KEPT_NAME, kept.first);
+			 "admin (first: %s)", w.path, EXTC_TRASH_NAME, kept.n, kept.n == 1 ? "y" : "ies",
+			 w.path, EXTC_TRASH_NAME, EXTC_TRASH_KEPT_NAME, kept.first);
 		rv = -1;
 	} else if (report->failed != 0 || report->stopped != NULL) {
 		char text[512];
 
 		extc_rm_report_text(report, text, sizeof(text));
-		extc_fmt(why, whylen, "%s/%s: %s", t.path, EXTC_TRASH_NAME, text);
+		extc_fmt(why, whylen, "%s/%s: %s", w.path, EXTC_TRASH_NAME, text);
 		rv = -1;
 	}
 out:
@@ -266,129 +264,6 @@ out:
 		closedir(dir);
 	if (trashfd >= 0)
 		close(trashfd);
-	extc_level_fds_close(&t);
-	return (rv);
-}
-
-/* One user's level: remove every job tree that is neither held nor alive. */
-static void sweep_user(int nodefd, int trashfd, const char *uname,
-		       const struct extc_fs_policy *pol, extc_job_alive_fn alive, void *arg,
-		       struct extc_sweep_report *rep)
-{
-	struct extc_ident node_id, uid_id;
-	struct extc_rm_limits limits;
-	struct extc_rm_report part;
-	char path[PATH_MAX] = "";
-	char why[EXTC_WHY_MAX];
-	struct dirent *de;
-	DIR *dir = NULL;
-	int uidfd = -1;
-
-	if (extc_ident_fd(nodefd, &node_id) < 0 ||
-	    extc_level_open(nodefd, &node_id, uname, false, pol, path, sizeof(path), &uidfd, why,
-		       sizeof(why)) != EXTC_LEVEL_FOUND) {
-		rep->refused++;
-		goto out;
-	}
-	if (extc_ident_fd(uidfd, &uid_id) < 0 || (dir = extc_fdio_opendir(uidfd)) == NULL) {
-		rep->refused++;
-		goto out;
-	}
-	for (;;) {
-		uint32_t jobid;
-		int jobfd = -1;
-
-		errno = 0;
-		de = readdir(dir);
-		if (de == NULL) {
-			/* a level not read to its end was not swept: say so */
-			if (errno != 0)
-				rep->refused++;
-			break;
-		}
-		if (extc_layout_parse_job_name(de->d_name, &jobid) < 0)
-			continue;
-		path[0] = '\0';
-		if (extc_level_open(uidfd, &uid_id, de->d_name, false, pol, path, sizeof(path), &jobfd,
-			       why, sizeof(why)) != EXTC_LEVEL_FOUND) {
-			rep->refused++;
-			continue;
-		}
-		if (flock(jobfd, LOCK_EX | LOCK_NB) < 0) {
-			rep->held++;	/* a step of that job runs here now */
-		} else if (alive != NULL && alive(jobid, arg)) {
-			rep->alive++;
-		} else {
-			if (trashfd >= 0 && extc_trash_move(uidfd, de->d_name, trashfd, de->d_name) == 0) {
-				rep->jobs_removed++;
-			} else if (extc_rm_tree_at(uidfd, de->d_name, extc_level_rm_limits(pol, &limits),
-						   &part) == 0) {
-				rep->jobs_removed++;
-				extc_rm_report_add(&rep->rm, &part);
-			} else {
-				rep->jobs_failed++;
-				extc_rm_report_add(&rep->rm, &part);
-			}
-		}
-		close(jobfd);
-	}
-	extc_level_drop_uid(nodefd, uidfd, uname, &rep->rm);
-out:
-	if (dir != NULL)
-		closedir(dir);
-	if (uidfd >= 0)
-		close(uidfd);
-}
-
-int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		    extc_job_alive_fn alive, void *arg, struct extc_sweep_report *report,
-		    char *why, size_t whylen)
-{
-	struct tree_fds t;
-	struct dirent *de;
-	DIR *dir = NULL;
-	int trashfd = -1;
-	enum extc_level_result opened;
-	int rv;
-
-	memset(report, 0, sizeof(*report));
-	extc_level_fds_init(&t);
-	opened = extc_level_open_top(cfg, pol, false, &t, why, whylen);
-	if (opened != EXTC_LEVEL_FOUND) {
-		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
-		goto out;
-	}
-	/* leftovers go to the trash like an epilog's own job; without one, in place */
-	if (extc_trash_open(&t, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND)
-		trashfd = -1;
-	dir = extc_fdio_opendir(t.node);
-	if (dir == NULL) {
-		extc_fmt(why, whylen, "%s: cannot read: %s", t.path, strerror(errno));
-		rv = -1;
-		goto out;
-	}
-	for (;;) {
-		uid_t uid;
-
-		errno = 0;
-		de = readdir(dir);
-		if (de == NULL)
-			break;
-		if (extc_layout_parse_uid_name(de->d_name, &uid) < 0)
-			continue;
-		sweep_user(t.node, trashfd, de->d_name, pol, alive, arg, report);
-	}
-	if (errno != 0) {
-		extc_fmt(why, whylen, "%s: cannot read: %s", t.path, strerror(errno));
-		rv = -1;
-		goto out;
-	}
-	rv = 0;
-out:
-	if (dir != NULL)
-		closedir(dir);
-	if (trashfd >= 0)
-		close(trashfd);
-	extc_level_fds_close(&t);
+	extc_level_walk_close(&w);
 	return (rv);
 }

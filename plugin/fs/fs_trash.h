@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the root-only trash: retiring a job's tree, emptying, sweeping leftovers. */
+/* spank-ext-cache: the root-only trash: a job's tree retired into it, and emptied. */
 #ifndef EXTC_FS_TRASH_H_
 #define EXTC_FS_TRASH_H_
 
@@ -23,7 +23,7 @@
 #define EXTC_TRASH_KEPT_NAME ".kept"
 
 /* <base>[/<node>]/.trash opened (with 'create', made first) into *out. */
-enum extc_level_result extc_trash_open(struct tree_fds *t, bool create, int *out, char *why,
+enum extc_level_result extc_trash_open(struct extc_level_walk *w, bool create, int *out, char *why,
 				       size_t whylen);
 /* Move dirfd/name into the trash under a name no other move can take, made from 'tag'; 0 or -1 (errno). */
 int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag);
@@ -34,44 +34,22 @@ int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag);
  * filesystem), then drop the user's level if empty. 'moved' says whether
  * there was a tree to move. Never while something holds the job level.
  */
-enum extc_retire_result {
-	EXTC_RETIRE_DONE,	/* moved, or nothing to move ('moved' says which) */
-	EXTC_RETIRE_NO_TRASH,	/* the trash could not be had: remove the tree in place instead */
-	EXTC_RETIRE_REFUSED,	/* the tree itself was refused ('why') */
-	EXTC_RETIRE_HELD,	/* a process holds the job level (a step's detached end): try later */
+enum extc_trash_retire_result {
+	EXTC_TRASH_RETIRE_DONE,		/* moved, or nothing to move ('moved' says which) */
+	EXTC_TRASH_RETIRE_NO_TRASH,	/* the trash could not be had: remove the tree in place instead */
+	EXTC_TRASH_RETIRE_REFUSED,	/* the tree itself was refused ('why') */
+	EXTC_TRASH_RETIRE_HELD,		/* a process holds the job level (a step's detached end): try later */
 };
 
-enum extc_retire_result extc_tree_retire_job(const struct extc_config *cfg,
-					     const struct extc_fs_policy *pol, uid_t uid,
-					     uint32_t jobid, bool *moved, char *why, size_t whylen);
+enum extc_trash_retire_result extc_trash_retire_job(const struct extc_tree *tree, uid_t uid,
+						    uint32_t jobid, bool *moved, char *why, size_t whylen);
 
 /*
  * Remove everything in the trash with the removal engine, within
- * pol->rm_limits. One emptier at a time (a second returns 0 at once).
+ * the policy's rm_limits. One emptier at a time (a second returns 0 at once).
  * 0 when the trash is empty (or absent) afterwards.
  */
-int extc_tree_empty_trash(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			  struct extc_rm_report *report, char *why, size_t whylen);
-
-/* Does the job still run (or is it still ending) anywhere? Unsure means yes. */
-typedef bool (*extc_job_alive_fn)(uint32_t jobid, void *arg);
-
-struct extc_sweep_report {
-	unsigned jobs_removed;	/* leftovers removed */
-	unsigned jobs_failed;	/* leftovers that could not be removed completely */
-	unsigned held;		/* job levels held by a running step here */
-	unsigned alive;		/* not held, but the job is not over */
-	unsigned refused;	/* levels that failed verification: left alone */
-	struct extc_rm_report rm;
-};
-
-/*
- * Remove leftovers of jobs whose epilog never ran (slurmstepd or the node
- * killed): every job level that no step holds and whose job 'alive' says
- * is over. Levels that fail verification are counted and left alone.
- */
-int extc_tree_sweep(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		    extc_job_alive_fn alive, void *arg, struct extc_sweep_report *report,
-		    char *why, size_t whylen);
+int extc_trash_empty(const struct extc_tree *tree, struct extc_rm_report *report, char *why,
+		     size_t whylen);
 
 #endif /* EXTC_FS_TRASH_H_ */

@@ -14,14 +14,17 @@
 #include "fs/fs_level.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
-#include "fs/fs_user_level.h"
 #include "base/layout.h"
 #include "base/text.h"
 
+#define LEAF_MODE 0700
+
 /* Only the directories some tool will not make itself (struct extc_var). */
-static int make_subdirs(int leaffd, const struct extc_config *cfg, const struct extc_ids *ids,
-			const char *path, char *why, size_t whylen)
+static int make_subdirs(const struct extc_level_walk *w, int leaffd, const struct extc_ids *ids,
+			char *why, size_t whylen)
 {
+	const struct extc_config *cfg = w->tree.cfg;
+	const char *path = w->path;
 	size_t i, made;
 	int fd = -1;
 	int rv = -1;
@@ -64,17 +67,17 @@ out:
 	return (rv);
 }
 
-static int remove_stale_leaf(struct tree_fds *t, const char *leaf, const struct extc_fs_policy *pol,
-			     char *why, size_t whylen)
+static int remove_stale_leaf(struct extc_level_walk *w, const char *leaf, char *why, size_t whylen)
 {
 	struct extc_rm_limits limits;
 	struct extc_rm_report rep;
 	char text[512];
 
-	if (extc_rm_tree_at(t->job, leaf, extc_level_rm_limits(pol, &limits), &rep) == 0)
+	if (extc_rm_tree_at(w->job, leaf, extc_fs_policy_rm_limits(w->tree.pol, &limits),
+			    &rep) == 0)
 		return (0);
 	extc_rm_report_text(&rep, text, sizeof(text));
-	extc_fmt(why, whylen, "%s: a stale directory could not be removed: %s", t->path, text);
+	extc_fmt(why, whylen, "%s: a stale directory could not be removed: %s", w->path, text);
 	return (-1);
 }
 
@@ -83,15 +86,15 @@ static int remove_stale_leaf(struct tree_fds *t, const char *leaf, const struct 
  * only then handed to the user with fchmod/fchown on its descriptor: until
  * that moment no user can reach it, and nothing is ever changed by path.
  */
-static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_config *cfg,
-		     const struct extc_fs_policy *pol, const struct extc_ids *ids, bool reuse,
-		     char *why, size_t whylen)
+static int make_leaf(struct extc_level_walk *w, const char *leaf, const struct extc_ids *ids,
+		     bool reuse, char *why, size_t whylen)
 {
+	const struct extc_fs_policy *pol = w->tree.pol;
 	struct extc_rm_limits limits;
 	struct extc_rm_report rep;
 	enum extc_open_result res;
 	struct extc_ident job_id, id;
-	size_t plen = strlen(t->path);
+	size_t plen = strlen(w->path);
 	bool created = false;
 	int attempt;
 	int fd = -1;
@@ -101,28 +104,28 @@ static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_con
 	 * Leaf creation is serialised per user on the uid level: the job level
 	 * cannot serve, every running step of the job holds it shared.
 	 */
-	if (extc_fmt(t->path + plen, sizeof(t->path) - plen, "/%s", leaf) < 0 ||
-	    extc_ident_fd(t->job, &job_id) < 0 ||
-	    extc_level_lock(t->uid, LOCK_EX, LEVEL_LOCK_WAIT_MS) < 0) {
-		extc_fmt(why, whylen, "%s: cannot prepare: %s", t->path, strerror(errno));
+	if (extc_fmt(w->path + plen, sizeof(w->path) - plen, "/%s", leaf) < 0 ||
+	    extc_ident_fd(w->job, &job_id) < 0 ||
+	    extc_level_lock(w->uid, LOCK_EX, EXTC_LEVEL_LOCK_WAIT_MS) < 0) {
+		extc_fmt(why, whylen, "%s: cannot prepare: %s", w->path, strerror(errno));
 		return (-1);
 	}
 	for (attempt = 0; attempt < 2; attempt++) {
-		if (mkdirat(t->job, leaf, LEAF_MODE) == 0) {
+		if (mkdirat(w->job, leaf, LEAF_MODE) == 0) {
 			created = true;
 		} else if (errno != EEXIST) {
-			extc_fmt(why, whylen, "%s: cannot create: %s", t->path, strerror(errno));
+			extc_fmt(why, whylen, "%s: cannot create: %s", w->path, strerror(errno));
 			goto out;
 		}
 		/* a leaf of a job-mode step is the user's: it may carry a mount (FUSE) */
-		res = extc_open_below(t->job, &job_id, leaf, &fd, &id);
+		res = extc_open_below(w->job, &job_id, leaf, &fd, &id);
 		if (res == EXTC_OPEN_MOUNT) {
-			extc_fmt(why, whylen, "%s: is a mount point; refusing it", t->path);
+			extc_fmt(why, whylen, "%s: is a mount point; refusing it", w->path);
 			goto out;
 		}
 		if (res != EXTC_OPEN_OK) {
-			extc_fmt(why, whylen, "%s: cannot open: %s", t->path,
-				 extc_level_open_error(t->job, leaf, errno));
+			extc_fmt(why, whylen, "%s: cannot open: %s", w->path,
+				 extc_level_open_error(w->job, leaf, errno));
 			goto out;
 		}
 		if (created)
@@ -134,17 +137,17 @@ static int make_leaf(struct tree_fds *t, const char *leaf, const struct extc_con
 		/* left by an earlier run or a half-made attempt: never hand it over */
 		close(fd);
 		fd = -1;
-		if (remove_stale_leaf(t, leaf, pol, why, whylen) < 0)
+		if (remove_stale_leaf(w, leaf, why, whylen) < 0)
 			goto out;
 	}
 	if (!created || id.uid != pol->owner) {
-		extc_fmt(why, whylen, "%s: changed while being created; refusing it", t->path);
+		extc_fmt(why, whylen, "%s: changed while being created; refusing it", w->path);
 		goto out;
 	}
-	if (make_subdirs(fd, cfg, ids, t->path, why, whylen) < 0)
+	if (make_subdirs(w, fd, ids, why, whylen) < 0)
 		goto out;
 	if (fchmod(fd, LEAF_MODE) < 0 || fchown(fd, ids->uid, ids->gid) < 0) {
-		extc_fmt(why, whylen, "%s: cannot hand over to uid %u: %s", t->path,
+		extc_fmt(why, whylen, "%s: cannot hand over to uid %u: %s", w->path,
 			 (unsigned)ids->uid, strerror(errno));
 		goto out;
 	}
@@ -157,56 +160,53 @@ out:
 	 * so it is usually empty: rmdir needs no descriptor, which matters
 	 * when the failure was running out of them.
 	 */
-	if (rv < 0 && created && unlinkat(t->job, leaf, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		extc_rm_tree_at(t->job, leaf, extc_level_rm_limits(pol, &limits), &rep);
-	flock(t->uid, LOCK_UN);
+	if (rv < 0 && created && unlinkat(w->job, leaf, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		extc_rm_tree_at(w->job, leaf, extc_fs_policy_rm_limits(pol, &limits), &rep);
+	flock(w->uid, LOCK_UN);
 	return (rv);
 }
 
-int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			   char *why, size_t whylen)
+int extc_tree_prepare_base(const struct extc_tree *tree, char *why, size_t whylen)
 {
-	struct tree_fds t;
+	struct extc_level_walk w;
 	enum extc_level_result opened;
 
-	extc_level_fds_init(&t);
-	opened = extc_level_open_top(cfg, pol, true, &t, why, whylen);
-	extc_level_fds_close(&t);
+	extc_level_walk_init(&w, tree);
+	opened = extc_level_open_top(&w, true, why, whylen);
+	extc_level_walk_close(&w);
 	return (opened == EXTC_LEVEL_FOUND ? 0 : -1);
 }
 
-int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		     const struct extc_ids *ids, enum extc_mode mode,
-		     char *leaf_path, size_t pathlen, int *hold_fd, char *why, size_t whylen)
+int extc_tree_create(const struct extc_tree *tree, const struct extc_ids *ids, enum extc_mode mode,
+		     char *leaf_path, size_t pathlen, char *why, size_t whylen)
 {
 	char leaf[EXTC_NAME_LEN];
-	struct tree_fds t;
-	int rv = -1;
+	struct extc_level_walk w;
+	int hold = -1;
 
-	extc_level_fds_init(&t);
+	extc_level_walk_init(&w, tree);
 	if (extc_layout_leaf_name(mode, ids->stepid, leaf, sizeof(leaf)) < 0) {
 		extc_fmt(why, whylen, "step %u gets no directory in mode %s", ids->stepid,
 			 extc_mode_name(mode));
 		goto out;
 	}
-	if (extc_level_open_top(cfg, pol, true, &t, why, whylen) != EXTC_LEVEL_FOUND ||
-	    extc_level_open_job(&t, pol, ids->uid, ids->jobid, true, why, whylen) != EXTC_LEVEL_FOUND)
+	if (extc_level_open_top(&w, true, why, whylen) != EXTC_LEVEL_FOUND ||
+	    extc_level_open_job(&w, ids->uid, ids->jobid, true, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	/* the longest exported value must fit before anything is handed over */
-	if (strlen(t.path) + 1 + strlen(leaf) + 1 + EXTC_SUBDIR_MAX >= pathlen) {
-		extc_fmt(why, whylen, "%s/%s: path too long", t.path, leaf);
+	if (strlen(w.path) + 1 + strlen(leaf) + 1 + EXTC_SUBDIR_MAX >= pathlen) {
+		extc_fmt(why, whylen, "%s/%s: path too long", w.path, leaf);
 		goto out;
 	}
-	if (make_leaf(&t, leaf, cfg, pol, ids, mode == EXTC_MODE_JOB || pol->job_private, why,
+	if (make_leaf(&w, leaf, ids, mode == EXTC_MODE_JOB || tree->pol->job_private, why,
 		      whylen) != 0)
 		goto out;
-	extc_fmt(leaf_path, pathlen, "%s", t.path);
-	*hold_fd = t.job;
-	t.job = -1;
-	rv = 0;
+	extc_fmt(leaf_path, pathlen, "%s", w.path);
+	hold = w.job;
+	w.job = -1;
 out:
-	extc_level_fds_close(&t);
-	return (rv);
+	extc_level_walk_close(&w);
+	return (hold);
 }
 
 enum extc_level_result extc_tree_leaf_ident_at(int job_fd, const char *job_path,
@@ -244,44 +244,43 @@ out:
 	return (rv);
 }
 
-enum extc_level_result extc_tree_leaf_ident(const struct extc_config *cfg,
-					    const struct extc_fs_policy *pol,
+enum extc_level_result extc_tree_leaf_ident(const struct extc_tree *tree,
 					    const struct extc_ids *ids, enum extc_mode mode,
 					    struct extc_ident *id, char *why, size_t whylen)
 {
-	struct tree_fds t;
+	struct extc_level_walk w;
 	enum extc_level_result rv;
 
-	extc_level_fds_init(&t);
-	rv = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	extc_level_walk_init(&w, tree);
+	rv = extc_level_open_top(&w, false, why, whylen);
 	if (rv == EXTC_LEVEL_FOUND)
-		rv = extc_level_open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
+		rv = extc_level_open_job(&w, ids->uid, ids->jobid, false, why, whylen);
 	if (rv == EXTC_LEVEL_FOUND)
-		rv = extc_tree_leaf_ident_at(t.job, t.path, mode, ids->stepid, id, why, whylen);
-	extc_level_fds_close(&t);
+		rv = extc_tree_leaf_ident_at(w.job, w.path, mode, ids->stepid, id, why, whylen);
+	extc_level_walk_close(&w);
 	return (rv);
 }
 
-int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			  const struct extc_ids *ids, enum extc_mode mode,
-			  struct extc_rm_report *report, char *why, size_t whylen)
+int extc_tree_remove_leaf(const struct extc_tree *tree, const struct extc_ids *ids,
+			  enum extc_mode mode, struct extc_rm_report *report, char *why,
+			  size_t whylen)
 {
 	struct extc_rm_limits limits;
 	char leaf[EXTC_NAME_LEN];
-	struct tree_fds t;
+	struct extc_level_walk w;
 	int trashfd = -1;
 	enum extc_level_result opened;
 	int rv;
 
 	memset(report, 0, sizeof(*report));
-	extc_level_fds_init(&t);
+	extc_level_walk_init(&w, tree);
 	if (extc_layout_leaf_name(mode, ids->stepid, leaf, sizeof(leaf)) < 0) {
 		rv = 0;
 		goto out;
 	}
-	opened = extc_level_open_top(cfg, pol, false, &t, why, whylen);
+	opened = extc_level_open_top(&w, false, why, whylen);
 	if (opened == EXTC_LEVEL_FOUND)
-		opened = extc_level_open_job(&t, pol, ids->uid, ids->jobid, false, why, whylen);
+		opened = extc_level_open_job(&w, ids->uid, ids->jobid, false, why, whylen);
 	if (opened == EXTC_LEVEL_ABSENT) {
 		rv = 0;		/* nothing was ever made here */
 		goto out;
@@ -290,58 +289,58 @@ int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_po
 		rv = -1;
 		goto out;
 	}
-	rv = extc_rm_tree_at(t.job, leaf, extc_level_rm_limits(pol, &limits), report);
+	rv = extc_rm_tree_at(w.job, leaf, extc_fs_policy_rm_limits(tree->pol, &limits), report);
 	if (rv < 0) {
 		char text[512], ignored[256];
 
 		extc_rm_report_text(report, text, sizeof(text));
-		extc_fmt(why, whylen, "%s/%s: %s", t.path, leaf, text);
+		extc_fmt(why, whylen, "%s/%s: %s", w.path, leaf, text);
 		/*
 		 * Out of time (a huge cache, or a process still writing into
 		 * it): the rest goes to the trash in one rename, out of every
 		 * user's reach, and the job epilog's emptier finishes it.
 		 */
 		if (report->stopped != NULL && report->failed == 0 &&
-		    extc_trash_open(&t, true, &trashfd, ignored, sizeof(ignored)) == EXTC_LEVEL_FOUND &&
-		    extc_trash_move(t.job, leaf, trashfd, leaf) == 0)
-			extc_fmt(why, whylen, "%s/%s: %s; moved what is left to %s", t.path, leaf,
+		    extc_trash_open(&w, true, &trashfd, ignored, sizeof(ignored)) == EXTC_LEVEL_FOUND &&
+		    extc_trash_move(w.job, leaf, trashfd, leaf) == 0)
+			extc_fmt(why, whylen, "%s/%s: %s; moved what is left to %s", w.path, leaf,
 				 text, EXTC_TRASH_NAME);
 	}
 out:
 	if (trashfd >= 0)
 		close(trashfd);
-	extc_level_fds_close(&t);
+	extc_level_walk_close(&w);
 	return (rv);
 }
 
-int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 uid_t uid, uint32_t jobid, struct extc_rm_report *report,
-			 char *why, size_t whylen)
+int extc_tree_remove_job(const struct extc_tree *tree, uid_t uid, uint32_t jobid,
+			 struct extc_rm_report *report, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_rm_limits limits;
-	struct tree_fds t;
+	struct extc_level_walk w;
 	enum extc_level_result opened;
 	int rv;
 
 	memset(report, 0, sizeof(*report));
-	extc_level_fds_init(&t);
-	opened = extc_level_open_user(cfg, pol, uid, jobid, &t, uname, jname, why, whylen);
+	extc_level_walk_init(&w, tree);
+	opened = extc_level_open_user(&w, uid, jobid, uname, jname, why, whylen);
 	if (opened != EXTC_LEVEL_FOUND) {
 		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
 		goto out;
 	}
-	if (extc_rm_tree_at(t.uid, jname, extc_level_rm_limits(pol, &limits), report) < 0) {
+	if (extc_rm_tree_at(w.uid, jname, extc_fs_policy_rm_limits(tree->pol, &limits),
+			    report) < 0) {
 		char text[512];
 
 		extc_rm_report_text(report, text, sizeof(text));
-		extc_fmt(why, whylen, "%s/%s: %s", t.path, jname, text);
+		extc_fmt(why, whylen, "%s/%s: %s", w.path, jname, text);
 		rv = -1;
 		goto out;
 	}
-	extc_level_drop_uid(t.node, t.uid, uname, report);
+	extc_level_drop_uid(w.node, w.uid, uname, report);
 	rv = 0;
 out:
-	extc_level_fds_close(&t);
+	extc_level_walk_close(&w);
 	return (rv);
 }

@@ -15,8 +15,7 @@
 #include "base/mode.h"
 
 /* Make the base (and node level) if missing, verifying it as every step does. */
-int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			   char *why, size_t whylen);
+int extc_tree_prepare_base(const struct extc_tree *tree, char *why, size_t whylen);
 
 /*
  * Make the step's private directory (and the skeleton above it), owned by
@@ -24,27 +23,25 @@ int extc_tree_prepare_base(const struct extc_config *cfg, const struct extc_fs_p
  * tool would not make itself (struct extc_var).
  * In job mode an existing leaf of the job's user is reused; in local mode
  * an existing leaf is stale and replaced. 'leaf_path' receives the full
- * path for the environment. 'hold_fd' receives the job level, locked
+ * path for the environment. Returns the job level, open and locked
  * shared: the caller keeps it open for as long as the step runs, which is
  * how a sweep knows the job is alive here (the kernel drops the lock when
- * the step dies, however it dies). On failure nothing of the leaf is left
- * and 'why' says what was refused and why.
+ * the step dies, however it dies). On failure -1: nothing of the leaf is
+ * left and 'why' says what was refused and why.
  */
-int extc_tree_create(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		     const struct extc_ids *ids, enum extc_mode mode,
-		     char *leaf_path, size_t pathlen, int *hold_fd, char *why, size_t whylen);
+int extc_tree_create(const struct extc_tree *tree, const struct extc_ids *ids, enum extc_mode mode,
+		     char *leaf_path, size_t pathlen, char *why, size_t whylen);
 
 /*
  * Identity of the step's leaf as this process sees it, without making
  * anything: found, absent, or refused ('why' says why).
  */
-enum extc_level_result extc_tree_leaf_ident(const struct extc_config *cfg,
-					    const struct extc_fs_policy *pol,
+enum extc_level_result extc_tree_leaf_ident(const struct extc_tree *tree,
 					    const struct extc_ids *ids, enum extc_mode mode,
 					    struct extc_ident *id, char *why, size_t whylen);
 /*
  * The same below a job level already open ('job_fd', as extc_tree_create
- * hands it over, 'job_path' its path for messages): one stat instead of a
+ * returns it, 'job_path' its path for messages): one stat instead of a
  * walk from the root.
  */
 enum extc_level_result extc_tree_leaf_ident_at(int job_fd, const char *job_path,
@@ -52,13 +49,12 @@ enum extc_level_result extc_tree_leaf_ident_at(int job_fd, const char *job_path,
 					       struct extc_ident *id, char *why, size_t whylen);
 
 /* Remove one step's leaf. 0 when it is gone (or never existed). */
-int extc_tree_remove_leaf(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			  const struct extc_ids *ids, enum extc_mode mode,
-			  struct extc_rm_report *report, char *why, size_t whylen);
+int extc_tree_remove_leaf(const struct extc_tree *tree, const struct extc_ids *ids,
+			  enum extc_mode mode, struct extc_rm_report *report, char *why,
+			  size_t whylen);
 
 /* Remove a job's tree (<base>/<uid>/<jobid>), and the user's level once empty. */
-int extc_tree_remove_job(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-			 uid_t uid, uint32_t jobid, struct extc_rm_report *report,
-			 char *why, size_t whylen);
+int extc_tree_remove_job(const struct extc_tree *tree, uid_t uid, uint32_t jobid,
+			 struct extc_rm_report *report, char *why, size_t whylen);
 
 #endif /* EXTC_FS_TREE_H_ */

@@ -214,7 +214,7 @@ static void pass_user(struct pass *ps, const char *uname, uid_t uid)
 	struct user_budget b;
 	size_t i, n;
 
-	if (extc_pool_open_user(&ps->p, ps->pol, uname, false, why, sizeof(why)) != EXTC_LEVEL_FOUND)
+	if (extc_pool_open_user(&ps->p, uname, false, why, sizeof(why)) != EXTC_LEVEL_FOUND)
 		return;
 	ps->rep->users++;
 	n = scan_user(ps, ps->p.uid, uid);
@@ -272,7 +272,7 @@ static void pass_total(struct pass *ps)
 		}
 		ps->p.t.path[plen] = '\0';
 		if (extc_layout_uid_name(e->uid, uname, sizeof(uname)) == 0 &&
-		    extc_pool_open_user(&ps->p, ps->pol, uname, false, why, sizeof(why)) ==
+		    extc_pool_open_user(&ps->p, uname, false, why, sizeof(why)) ==
 			    EXTC_LEVEL_FOUND) {
 			settle(ps, ps->p.uid, e);
 		} else {

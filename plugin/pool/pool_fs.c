@@ -75,10 +75,10 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
 		return (EXTC_POOL_REFUSED);
 	}
 	if (extc_pool_open_levels(cfg, pol, true, &p, why, whylen) != EXTC_LEVEL_FOUND ||
-	    extc_pool_open_user(&p, pol, uname, true, why, whylen) != EXTC_LEVEL_FOUND)
+	    extc_pool_open_user(&p, uname, true, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	/* the evictor holds the user's level while it moves keys out: bounded wait */
-	if (extc_level_lock(p.uid, LOCK_EX, LEVEL_LOCK_WAIT_MS) < 0) {
+	if (extc_level_lock(p.uid, LOCK_EX, EXTC_LEVEL_LOCK_WAIT_MS) < 0) {
 		extc_fmt(why, whylen, "%s: busy", p.t.path);
 		goto out;
 	}
@@ -139,15 +139,16 @@ enum extc_pool_account_result extc_pool_account(struct extc_pool_hold *h,
 	struct extc_pool_measure_limits lim;
 	struct extc_pool_usage use;
 	struct extc_pool_fds p;
+	const struct extc_tree tree = { cfg, pol };
 
 	extc_fmt(why, whylen, "no hold");
 	p.pool = p.uid = -1;
-	extc_level_fds_init(&p.t);
+	extc_level_walk_init(&p.t, &tree);
 	if (h->record_fd < 0 || !extc_pool_key_name_ok(h->key) ||
 	    extc_layout_uid_name(h->uid, uname, sizeof(uname)) < 0)
 		goto out;
 	if (extc_pool_open_levels(cfg, pol, false, &p, why, whylen) != EXTC_LEVEL_FOUND ||
-	    extc_pool_open_user(&p, pol, uname, false, why, whylen) != EXTC_LEVEL_FOUND)
+	    extc_pool_open_user(&p, uname, false, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	if (!same_record(p.uid, h->key, h->record_fd)) {
 		extc_fmt(why, whylen, "%s/%s%s: not the record this step holds", p.t.path, h->key,

@@ -42,7 +42,7 @@ static enum extc_level_result open_user_level(const struct extc_config *cfg,
 		extc_fmt(why, whylen, "uid %u has no level name", (unsigned)uid);
 		return (EXTC_LEVEL_REFUSED);
 	}
-	return (extc_pool_open_user(p, pol, uname, create, why, whylen));
+	return (extc_pool_open_user(p, uname, create, why, whylen));
 }
 
 /*

@@ -23,40 +23,28 @@ void extc_pool_fds_close(struct extc_pool_fds *p)
 	if (p->pool >= 0)
 		close(p->pool);
 	p->uid = p->pool = -1;
-	extc_level_fds_close(&p->t);
+	extc_level_walk_close(&p->t);
 }
 
 enum extc_level_result extc_pool_open_levels(const struct extc_config *cfg,
 					     const struct extc_fs_policy *pol, bool create,
 					     struct extc_pool_fds *p, char *why, size_t whylen)
 {
-	struct extc_ident node_id;
+	const struct extc_tree tree = { cfg, pol };
 	enum extc_level_result rv;
 
-	extc_level_fds_init(&p->t);
+	extc_level_walk_init(&p->t, &tree);
 	p->pool = p->uid = -1;
-	rv = extc_level_open_top(cfg, pol, create, &p->t, why, whylen);
+	rv = extc_level_open_top(&p->t, create, why, whylen);
 	if (rv != EXTC_LEVEL_FOUND)
 		return (rv);
-	if (extc_ident_fd(p->t.node, &node_id) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat: %s", p->t.path, strerror(errno));
-		return (EXTC_LEVEL_REFUSED);
-	}
-	return (extc_level_open(p->t.node, &node_id, EXTC_POOL_NAME, create, pol, p->t.path,
-				sizeof(p->t.path), &p->pool, why, whylen));
+	return (extc_level_open(&p->t, p->t.node, EXTC_POOL_NAME, create, &p->pool, why, whylen));
 }
 
-enum extc_level_result extc_pool_open_user(struct extc_pool_fds *p, const struct extc_fs_policy *pol,
-					   const char *uname, bool create, char *why, size_t whylen)
+enum extc_level_result extc_pool_open_user(struct extc_pool_fds *p, const char *uname, bool create,
+					   char *why, size_t whylen)
 {
-	struct extc_ident pool_id;
-
-	if (extc_ident_fd(p->pool, &pool_id) < 0) {
-		extc_fmt(why, whylen, "%s: cannot stat: %s", p->t.path, strerror(errno));
-		return (EXTC_LEVEL_REFUSED);
-	}
-	return (extc_level_open(p->pool, &pool_id, uname, create, pol, p->t.path, sizeof(p->t.path),
-				&p->uid, why, whylen));
+	return (extc_level_open(&p->t, p->pool, uname, create, &p->uid, why, whylen));
 }
 
 /* <key>.use, root's own: created if missing, and refused if anything but a plain root file. */

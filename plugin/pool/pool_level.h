@@ -32,7 +32,7 @@
 
 /* The levels down to one user's: <base>[/<node>]/.pool/<uid>. */
 struct extc_pool_fds {
-	struct tree_fds t;
+	struct extc_level_walk t;
 	int pool, uid;
 };
 
@@ -40,8 +40,8 @@ void extc_pool_fds_close(struct extc_pool_fds *p);
 enum extc_level_result extc_pool_open_levels(const struct extc_config *cfg,
 					     const struct extc_fs_policy *pol, bool create,
 					     struct extc_pool_fds *p, char *why, size_t whylen);
-enum extc_level_result extc_pool_open_user(struct extc_pool_fds *p, const struct extc_fs_policy *pol,
-					   const char *uname, bool create, char *why, size_t whylen);
+enum extc_level_result extc_pool_open_user(struct extc_pool_fds *p, const char *uname, bool create,
+					   char *why, size_t whylen);
 /* <key>.use: a plain root-owned file, or -1. */
 int extc_pool_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol);
 

@@ -30,7 +30,7 @@ struct mwalk {
 	const struct extc_pool_measure_limits *lim;
 	struct extc_pool_usage *out;
 	struct extc_ident top;		/* the mount everything counted must be on */
-	struct ino_set seen;		/* inodes with more than one name, counted once */
+	struct extc_inoset seen;		/* inodes with more than one name, counted once */
 	DIR **stack;
 	size_t depth, cap;
 	enum extc_pool_measure_result res;
@@ -60,9 +60,9 @@ static bool other_mount(const struct mwalk *w, const struct statx *stx)
 static void count(struct mwalk *w, const struct statx *stx)
 {
 	if (!S_ISDIR(stx->stx_mode) && stx->stx_nlink > 1) {
-		if (extc_ino_set_has(&w->seen, (ino_t)stx->stx_ino))
+		if (extc_inoset_has(&w->seen, (ino_t)stx->stx_ino))
 			return;
-		if (extc_ino_set_add(&w->seen, (ino_t)stx->stx_ino) < 0) {
+		if (extc_inoset_add(&w->seen, (ino_t)stx->stx_ino) < 0) {
 			stop(w, EXTC_POOL_MEASURE_ERROR, ENOMEM);
 			return;
 		}

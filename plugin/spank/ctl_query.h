@@ -45,7 +45,7 @@ struct extc_ctl_session {
 #define EXTC_CTL_TIMEOUT_MS 15000
 
 /*
- * An extc_job_alive_fn; 'arg' is a struct extc_ctl_session. False only when
+ * An extc_sweep_alive_fn; 'arg' is a struct extc_ctl_session. False only when
  * slurmctld answers that the job is over; any doubt, an unreachable
  * controller included, is "alive", so nothing of a running job is ever
  * removed.

@@ -13,6 +13,7 @@
 #include "spank/ctl_query.h"
 #include "spank/slurmd.h"
 #include "fs/fs_stamp.h"
+#include "fs/fs_sweep.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
 #include "base/layout.h"
@@ -64,6 +65,7 @@ static void evict_pool(struct trash_job *job)
 static void empty_trash_now(void *arg)
 {
 	struct trash_job *job = arg;
+	const struct extc_tree tree = { &job->cfg, &job->pol };
 	struct extc_rm_limits limits;
 	struct extc_rm_report report;
 	char why[EXTC_WHY_MAX], text[256];
@@ -74,7 +76,7 @@ static void empty_trash_now(void *arg)
 	job->pol.rm_limits = &limits;
 	if (job->cfg.pool)
 		evict_pool(job);
-	if (extc_tree_empty_trash(&job->cfg, &job->pol, &report, why, sizeof(why)) < 0) {
+	if (extc_trash_empty(&tree, &report, why, sizeof(why)) < 0) {
 		extc_error("emptying the trash after the epilog: %s (the next epilog goes on)", why);
 		return;
 	}
@@ -92,6 +94,7 @@ static void empty_trash_now(void *arg)
 static void empty_trash_later(const struct extc_config *cfg, const struct extc_fs_policy *pol)
 {
 	struct trash_job job = { .cfg = *cfg, .pol = *pol };
+	const struct extc_tree tree = { &job.cfg, &job.pol };
 	struct extc_rm_limits limits;
 	struct extc_rm_report report;
 	char why[EXTC_WHY_MAX];
@@ -105,7 +108,7 @@ static void empty_trash_later(const struct extc_config *cfg, const struct extc_f
 	extc_rm_limits_default(&limits);
 	limits.deadline_ns = extc_monotonic_ns() + 2000000000ull;
 	job.pol.rm_limits = &limits;
-	if (extc_tree_empty_trash(&job.cfg, &job.pol, &report, why, sizeof(why)) < 0)
+	if (extc_trash_empty(&tree, &report, why, sizeof(why)) < 0)
 		extc_info("epilog: the trash is not empty yet (%s); the next epilog goes on", why);
 }
 
@@ -137,6 +140,7 @@ int extc_slurmd_init(spank_t sp, int ac, char **av)
 {
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
+	const struct extc_tree tree = { &cfg, &pol };
 	char why[EXTC_WHY_MAX], node[EXTC_NODE_NAME_MAX + 1];
 
 	(void)sp;
@@ -146,7 +150,7 @@ int extc_slurmd_init(spank_t sp, int ac, char **av)
 	}
 	if (node_policy(&cfg, &pol, node, sizeof(node)) < 0)
 		return (0);
-	if (extc_tree_prepare_base(&cfg, &pol, why, sizeof(why)) < 0) {
+	if (extc_tree_prepare_base(&tree, why, sizeof(why)) < 0) {
 		extc_error("%s (steps will try again)", why);
 		return (0);
 	}
@@ -167,13 +171,14 @@ int extc_slurmd_init(spank_t sp, int ac, char **av)
  */
 static void sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_policy *pol)
 {
+	const struct extc_tree tree = { cfg, pol };
 	struct extc_sweep_report sweep;
 	struct extc_ctl_session ctl = { .timeout_ms = EXTC_CTL_TIMEOUT_MS };
 	char why[EXTC_WHY_MAX], text[256];
 
-	if (extc_stamp_due(cfg, pol, SWEEP_STAMP_NAME, EXTC_CTL_SWEEP_INTERVAL_S, (int64_t)time(NULL)))
+	if (extc_stamp_due(&tree, SWEEP_STAMP_NAME, EXTC_CTL_SWEEP_INTERVAL_S, (int64_t)time(NULL)))
 		ctl.max_asks = EXTC_CTL_ASKS_PER_SWEEP;
-	if (extc_tree_sweep(cfg, pol, extc_ctl_query_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
+	if (extc_sweep_leftovers(&tree, extc_ctl_query_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
 		extc_error("epilog: sweeping leftovers: %s", why);
 		return;
 	}
@@ -227,18 +232,19 @@ static void pool_job(const struct epilog_work *w)
  * each of those is bounded by publish_timeout twice (publish, then the
  * pool move), plus the reaping of its children.
  */
-static enum extc_retire_result retire_job(const struct epilog_work *w, bool *moved, char *why,
-					  size_t whylen)
+static enum extc_trash_retire_result retire_job(const struct epilog_work *w, bool *moved,
+						char *why, size_t whylen)
 {
+	const struct extc_tree tree = { &w->cfg, &w->pol };
 	uint64_t deadline = extc_monotonic_ns() +
 			    (2ull * w->cfg.publish_timeout + RETIRE_MARGIN_S) * 1000000000ull;
 	unsigned wait_ms = 10;
 
 	for (;;) {
-		enum extc_retire_result retired = extc_tree_retire_job(&w->cfg, &w->pol, w->uid,
-								       w->jobid, moved, why, whylen);
+		enum extc_trash_retire_result retired =
+			extc_trash_retire_job(&tree, w->uid, w->jobid, moved, why, whylen);
 
-		if (retired != EXTC_RETIRE_HELD || extc_monotonic_ns() >= deadline)
+		if (retired != EXTC_TRASH_RETIRE_HELD || extc_monotonic_ns() >= deadline)
 			return (retired);
 		poll(NULL, 0, (int)wait_ms);
 		wait_ms = wait_ms < 1000 ? wait_ms * 2 : 1000;
@@ -253,12 +259,13 @@ static enum extc_retire_result retire_job(const struct epilog_work *w, bool *mov
 static void epilog_now(void *arg)
 {
 	struct epilog_work *w = arg;
+	const struct extc_tree tree = { &w->cfg, &w->pol };
 	struct extc_rm_report report;
 	struct trash_job trash = { .cfg = w->cfg, .pol = w->pol };
 	char why[EXTC_WHY_MAX];
 	bool moved = false;
 	uint64_t t0;
-	enum extc_retire_result retired;
+	enum extc_trash_retire_result retired;
 
 	if (extc_background_cgroup_problem() != NULL)
 		extc_info("the epilog's background work: still in some of the job's cgroups (%s)",
@@ -267,15 +274,14 @@ static void epilog_now(void *arg)
 		pool_job(w);
 	t0 = extc_monotonic_ns();
 	retired = retire_job(w, &moved, why, sizeof(why));
-	if (retired == EXTC_RETIRE_REFUSED || retired == EXTC_RETIRE_HELD) {
-		extc_error("epilog: %s", retired == EXTC_RETIRE_HELD ?
+	if (retired == EXTC_TRASH_RETIRE_REFUSED || retired == EXTC_TRASH_RETIRE_HELD) {
+		extc_error("epilog: %s", retired == EXTC_TRASH_RETIRE_HELD ?
 			   "the job's directory is still held by a step's publish; a later epilog "
 			   "takes it" : why);
-	} else if (retired == EXTC_RETIRE_NO_TRASH) {
+	} else if (retired == EXTC_TRASH_RETIRE_NO_TRASH) {
 		/* no trash to be had: remove in place */
 		extc_error("epilog: %s; removing in place", why);
-		if (extc_tree_remove_job(&w->cfg, &w->pol, w->uid, w->jobid, &report, why,
-					 sizeof(why)) < 0)
+		if (extc_tree_remove_job(&tree, w->uid, w->jobid, &report, why, sizeof(why)) < 0)
 			extc_error("epilog: %s", why);
 	} else if (moved) {
 		extc_verbose("epilog: moved the job's tree to the trash in %.3f ms",
@@ -326,11 +332,12 @@ int extc_slurmd_job_epilog(spank_t sp, int ac, char **av)
 			     "the background (pid %d)", EXTC_HOOK_WAIT_MS, (int)pid);
 	} else if (detached == EXTC_DETACH_FAILED) {
 		/* no process to be had: the tree goes now, unpooled; the rest waits for a later epilog */
+		const struct extc_tree tree = { &w.cfg, &w.pol };
 		bool moved;
 
 		w.cfg.pool = false;
-		if (extc_tree_retire_job(&w.cfg, &w.pol, w.uid, w.jobid, &moved, why, sizeof(why)) ==
-		    EXTC_RETIRE_NO_TRASH)
+		if (extc_trash_retire_job(&tree, w.uid, w.jobid, &moved, why, sizeof(why)) ==
+		    EXTC_TRASH_RETIRE_NO_TRASH)
 			extc_error("epilog: %s; the tree is left for a later epilog", why);
 		empty_trash_later(&w.cfg, &w.pol);
 	}

@@ -23,6 +23,7 @@ static void init(struct extc_step *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->begun = true;
+	s->tree = (struct extc_tree){ &s->cfg, &s->pol };
 	s->hold_fd = -1;
 	s->pool.hold.record_fd = -1;
 	s->view.exec_probe = EXTC_EXEC_UNKNOWN;

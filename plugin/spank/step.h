@@ -121,6 +121,7 @@ struct extc_step {
 	bool warn_step;		/* a problem the user is told about, and the step goes on */
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
+	struct extc_tree tree;	/* the node's tree: cfg and pol, as the engine takes them */
 	char node_name[EXTC_NODE_NAME_MAX + 1];	/* the host's, for a shared base's node level */
 	struct extc_ids ids;
 	struct extc_choice choice;

@@ -35,8 +35,7 @@ static void remove_leaf(const struct extc_step *s)
 	char why[EXTC_WHY_MAX], text[256];
 	uint64_t t0 = extc_monotonic_ns();
 
-	if (extc_tree_remove_leaf(&s->cfg, &s->pol, &s->ids, s->choice.mode, &report, why,
-				  sizeof(why)) < 0) {
+	if (extc_tree_remove_leaf(&s->tree, &s->ids, s->choice.mode, &report, why, sizeof(why)) < 0) {
 		extc_error("removing %s: %s (the job epilog tries again)", s->leaf_path, why);
 		return;
 	}

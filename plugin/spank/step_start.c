@@ -122,8 +122,9 @@ static void make_leaf(spank_t sp, struct extc_step *s)
 	}
 	extc_fs_policy_root(&s->pol, &s->cfg, s->node_name);
 	t0 = extc_monotonic_ns();
-	if (extc_tree_create(&s->cfg, &s->pol, &s->ids, s->choice.mode, s->leaf_path,
-			     sizeof(s->leaf_path), &s->hold_fd, s->why, sizeof(s->why)) < 0) {
+	s->hold_fd = extc_tree_create(&s->tree, &s->ids, s->choice.mode, s->leaf_path,
+				      sizeof(s->leaf_path), s->why, sizeof(s->why));
+	if (s->hold_fd < 0) {
 		extc_step_fail_or_warn(s);
 		extc_error("no private cache for this step (%s): %s",
 			   s->fail_step ? "failing it" : "going on without", s->why);

@@ -73,15 +73,15 @@ void extc_step_task_privileged(spank_t sp, struct extc_step *s)
 		return;
 	if (task_shares_view(s))	/* no walk down from the root per task */
 		return;
-	found = extc_tree_leaf_ident(&s->cfg, &s->pol, &s->ids, s->choice.mode, &seen, why,
-				     sizeof(why));
+	found = extc_tree_leaf_ident(&s->tree, &s->ids, s->choice.mode, &seen, why, sizeof(why));
 	if (found == EXTC_LEVEL_FOUND && s->leaf_id_known && seen.dev == s->leaf_id.dev &&
 	    seen.ino == s->leaf_id.ino)
 		return;
 	pol.job_private = true;
 	pol.job_uid = s->ids.uid;
-	if (extc_tree_create(&s->cfg, &pol, &s->ids, s->choice.mode, path, sizeof(path), &hold, why,
-			     sizeof(why)) == 0) {
+	hold = extc_tree_create(&(struct extc_tree){ &s->cfg, &pol }, &s->ids, s->choice.mode, path,
+				sizeof(path), why, sizeof(why));
+	if (hold >= 0) {
 		close(hold);
 		extc_debug("made %s in the job's own mount namespace", path);
 		return;

@@ -30,6 +30,7 @@ void advtree_config(struct fsfx *fx, struct adv_tree *t, const char *base_rel)
 		fail();
 	}
 	extc_fs_policy_root(&t->pol, &t->cfg, NULL);
+	t->tree = (struct extc_tree){ &t->cfg, &t->pol };
 	t->ids.uid = ADV_USER_UID;
 	t->ids.gid = ADV_USER_GID;
 	t->ids.jobid = ADV_JOBID;
@@ -41,8 +42,9 @@ void advtree_create(struct fsfx *fx, struct adv_tree *t)
 	char why[1024];
 
 	(void)fx;
-	if (extc_tree_create(&t->cfg, &t->pol, &t->ids, EXTC_MODE_LOCAL, t->leaf, sizeof(t->leaf),
-			     &t->hold, why, sizeof(why)) != 0) {
+	t->hold = extc_tree_create(&t->tree, &t->ids, EXTC_MODE_LOCAL, t->leaf, sizeof(t->leaf),
+				   why, sizeof(why));
+	if (t->hold < 0) {
 		print_error("extc_tree_create: %s\n", why);
 		fail();
 	}

@@ -13,6 +13,7 @@
 
 #include "adv.h"
 #include "base/config.h"
+#include "fs/fs_sweep.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
 
@@ -21,6 +22,7 @@
 struct adv_tree {
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
+	struct extc_tree tree;	/* cfg and pol */
 	struct extc_ids ids;
 	char base[PATH_MAX];
 	char leaf[PATH_MAX];

@@ -150,7 +150,7 @@ static void swap_race(struct fsfx *fx, bool repopulate, unsigned long iterations
 
 	adv_sentinels_make(fx, &sent);
 	advtree_config(fx, &t, "base");
-	assert_int_equal(extc_tree_prepare_base(&t.cfg, &t.pol, why, sizeof(why)), 0);
+	assert_int_equal(extc_tree_prepare_base(&t.tree, why, sizeof(why)), 0);
 	extc_rm_limits_default(&two);
 	two.max_fds = 2;
 
@@ -169,8 +169,9 @@ static void swap_race(struct fsfx *fx, bool repopulate, unsigned long iterations
 		int hold = -1, rv;
 
 		/* creation runs under the same attack (local mode replaces a stale leaf) */
-		if (extc_tree_create(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf),
-				     &hold, why, sizeof(why)) != 0) {
+		hold = extc_tree_create(&t.tree, &t.ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf), why,
+					sizeof(why));
+		if (hold < 0) {
 			/* a stale leaf the attacker keeps changing need not go: safety, not completion */
 			create_fail++;
 			adv_sentinels_assert(&sent);
@@ -180,13 +181,13 @@ static void swap_race(struct fsfx *fx, bool repopulate, unsigned long iterations
 		populate_as_user(leaf, &arg, 64);
 		switch (i % 3) {
 		case 0:	/* the step's own exit */
-			rv = extc_tree_remove_leaf(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, &rep,
+			rv = extc_tree_remove_leaf(&t.tree, &t.ids, EXTC_MODE_LOCAL, &rep,
 						   why, sizeof(why));
 			close(hold);
 			break;
 		case 1:	/* the epilog */
 			close(hold);
-			rv = extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+			rv = extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 						  sizeof(why));
 			break;
 		default: {	/* the walk alone, with '..' re-opened at every level */
@@ -211,7 +212,7 @@ static void swap_race(struct fsfx *fx, bool repopulate, unsigned long iterations
 	{
 		struct extc_rm_report rep;
 
-		if (extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+		if (extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					 sizeof(why)) != 0) {
 			print_error("the tree stayed once the attacker was gone: %s\n", why);
 			fail();
@@ -350,8 +351,9 @@ static void test_race_subtree_moved_out_during_removal(void **state)
 
 		/* the last round may have stopped on a moved tree: the stale leaf then has to go
 		   first, under the same attack, and need not (safety, not completion) */
-		if (extc_tree_create(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, t.leaf, sizeof(t.leaf),
-				     &t.hold, why, sizeof(why)) != 0) {
+		t.hold = extc_tree_create(&t.tree, &t.ids, EXTC_MODE_LOCAL, t.leaf, sizeof(t.leaf),
+					  why, sizeof(why));
+		if (t.hold < 0) {
 			stopped++;
 			adv_sentinels_assert(&sent);
 			continue;
@@ -378,7 +380,7 @@ static void test_race_subtree_moved_out_during_removal(void **state)
 		struct extc_rm_report rep;
 
 		extc_rm_tree_at(homefd, "b", NULL, &rep);
-		assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep,
+		assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep,
 						      why, sizeof(why)), 0);
 	}
 	close(homefd);
@@ -455,15 +457,16 @@ static void test_race_directories_moved_in_during_removal(void **state)
 		int lfd;
 
 		/* a stale leaf the user keeps refilling may stay: safety, not completion */
-		if (extc_tree_create(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, t.leaf, sizeof(t.leaf),
-				     &t.hold, why, sizeof(why)) == 0) {
+		t.hold = extc_tree_create(&t.tree, &t.ids, EXTC_MODE_LOCAL, t.leaf, sizeof(t.leaf),
+					  why, sizeof(why));
+		if (t.hold >= 0) {
 			lfd = open(t.leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			assert_true(lfd >= 0);
 			advtree_fill(lfd, 64);
 			close(lfd);
 			advtree_release(&t);
 		}
-		extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why, sizeof(why));
+		extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why, sizeof(why));
 		assert_true(fsfx_sentinel_intact(&rootdir));
 		adv_sentinels_assert(&sent);
 	}
@@ -471,7 +474,7 @@ static void test_race_directories_moved_in_during_removal(void **state)
 	{
 		struct extc_rm_report rep;
 
-		assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep,
+		assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep,
 						      why, sizeof(why)), 0);
 	}
 	adv_sentinels_assert(&sent);
@@ -539,8 +542,9 @@ static void test_race_base_squatted_in_sticky_parent(void **state)
 		char leaf[PATH_MAX];
 		int hold = -1;
 
-		if (extc_tree_create(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf),
-				     &hold, why, sizeof(why)) == 0) {
+		hold = extc_tree_create(&t.tree, &t.ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf), why,
+					sizeof(why));
+		if (hold >= 0) {
 			made++;
 			/* it got a base of its own: root-owned, 0711, and the leaf is right */
 			assert_int_equal(lstat(t.base, &st), 0);
@@ -551,7 +555,7 @@ static void test_race_base_squatted_in_sticky_parent(void **state)
 			assert_int_equal(st.st_uid, ADV_USER_UID);
 			assert_int_equal(st.st_mode & 07777, 0700);
 			close(hold);
-			assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID,
+			assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID,
 							      &rep, why, sizeof(why)), 0);
 			/* free the name again so that the attacker can keep trying */
 			if (unlinkat(wfd, "ext-cache", AT_REMOVEDIR) < 0) {
@@ -675,7 +679,7 @@ static void test_race_repopulation_stops_within_budget(void **state)
 	assert_int_equal(extc_rm_tree_at(jfd, "0", NULL, &rep), 0);
 	close(jfd);
 	advtree_release(&t);
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	adv_assert_no_fd_leak(fx);
 }
@@ -716,7 +720,7 @@ static void test_race_repopulation_default_limits_terminate(void **state)
 		struct extc_rm_report rep;
 
 		/* exactly what the step's end does (step_end.c; step_start.c's pol.rm_limits is NULL) */
-		extc_tree_remove_leaf(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, &rep, why,
+		extc_tree_remove_leaf(&t.tree, &t.ids, EXTC_MODE_LOCAL, &rep, why,
 				      sizeof(why));
 		_exit(0);
 	}
@@ -737,7 +741,7 @@ static void test_race_repopulation_default_limits_terminate(void **state)
 	{
 		struct extc_rm_report rep;
 
-		assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep,
+		assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep,
 						      why, sizeof(why)), 0);
 	}
 	fprintf(stderr, "# re-population against the default limits: remover %s after %.1f s\n",
@@ -810,7 +814,7 @@ static void test_race_entries_vanish_under_the_remover(void **state)
 		close(lfd);
 		advtree_release(&t);
 		/* ENOENT is no failure: the removal succeeds whatever vanished first */
-		if (extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+		if (extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					 sizeof(why)) != 0 || rep.failed != 0) {
 			print_error("iteration %lu: %s\n", i, why);
 			fail();
@@ -833,7 +837,7 @@ static void test_race_concurrent_steps_jobs_and_epilogs(void **state)
 	int w, status;
 
 	advtree_config(fx, &t, "base");
-	assert_int_equal(extc_tree_prepare_base(&t.cfg, &t.pol, why, sizeof(why)), 0);
+	assert_int_equal(extc_tree_prepare_base(&t.tree, why, sizeof(why)), 0);
 	for (w = 0; w < 4; w++) {
 		pids[w] = fork();
 		assert_true(pids[w] >= 0);
@@ -850,18 +854,19 @@ static void test_race_concurrent_steps_jobs_and_epilogs(void **state)
 				/* workers 0-1: steps of job 77; 2-3: jobs of their own, same user */
 				ids.jobid = (w < 2) ? ADV_JOBID : (uint32_t)(1000 * w + i % 7);
 				ids.stepid = (uint32_t)(w * 100000 + i);
-				if (extc_tree_create(&t.cfg, &t.pol, &ids, EXTC_MODE_LOCAL, leaf,
-						     sizeof(leaf), &hold, why, sizeof(why)) != 0) {
+				hold = extc_tree_create(&t.tree, &ids, EXTC_MODE_LOCAL, leaf,
+							sizeof(leaf), why, sizeof(why));
+				if (hold < 0) {
 					fprintf(stderr, "worker %d: %s\n", w, why);
 					bad++;
 					continue;
 				}
 				close(hold);
-				if (extc_tree_remove_leaf(&t.cfg, &t.pol, &ids, EXTC_MODE_LOCAL, &rep,
+				if (extc_tree_remove_leaf(&t.tree, &ids, EXTC_MODE_LOCAL, &rep,
 							  why, sizeof(why)) != 0)
 					bad++;
 				if (w >= 2)
-					extc_tree_remove_job(&t.cfg, &t.pol, ids.uid, ids.jobid, &rep,
+					extc_tree_remove_job(&t.tree, ids.uid, ids.jobid, &rep,
 							     why, sizeof(why));
 			}
 			_exit(bad ? 1 : 0);

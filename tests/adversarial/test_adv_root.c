@@ -101,7 +101,8 @@ static int try_create(struct adv_tree *t, enum extc_mode mode, char *why, size_t
 	char leaf[PATH_MAX];
 	int hold = -1, rv;
 
-	rv = extc_tree_create(&t->cfg, &t->pol, &t->ids, mode, leaf, sizeof(leaf), &hold, why, len);
+	hold = extc_tree_create(&t->tree, &t->ids, mode, leaf, sizeof(leaf), why, len);
+	rv = hold >= 0 ? 0 : -1;
 	if (rv == 0) {
 		adv_fmt(t->leaf, sizeof(t->leaf), "%s", leaf);
 		close(hold);
@@ -197,8 +198,8 @@ static void test_squatted_base_every_variant(void **state)
 		adv_mkdir(fx, "base", squats[i].mode, squats[i].uid, squats[i].uid);
 		snap_take(&s, t.base);
 		expect_refused(&t, squats[i].reason);
-		assert_int_equal(extc_tree_prepare_base(&t.cfg, &t.pol, why, sizeof(why)), -1);
-		assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep,
+		assert_int_equal(extc_tree_prepare_base(&t.tree, why, sizeof(why)), -1);
+		assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep,
 						      why, sizeof(why)), -1);
 		snap_assert(&s);	/* never chowned, chmodded or filled to "repair" it */
 		assert_int_equal(rmdir(t.base), 0);
@@ -210,7 +211,7 @@ static void test_squatted_base_every_variant(void **state)
 	t.ids.stepid = 1;
 	expect_refused(&t, "owned by uid 4242");
 	assert_int_equal(chown(t.base, 0, 0), 0);
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	adv_assert_no_fd_leak(fx);
 }
@@ -254,7 +255,7 @@ static void symlinked_levels(struct fsfx *fx)
 			struct extc_rm_report rep;
 			char why[1024];
 
-			assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID,
+			assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID,
 							      &rep, why, sizeof(why)), 0);
 		}
 		assert_int_equal(symlink(i == 5 ? adv_fmt(up, sizeof(up), "%u", ADV_USER_UID) : tg, uidlvl), 0);
@@ -269,7 +270,7 @@ static void symlinked_levels(struct fsfx *fx)
 			struct extc_rm_report rep;
 			char why[1024];
 
-			assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID,
+			assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID,
 							      &rep, why, sizeof(why)), 0);
 		}
 		assert_false(fsfx_exists(joblvl));
@@ -339,7 +340,7 @@ static void hardlinks(struct fsfx *fx, bool protected)
 	fprintf(stderr, "#   protected_hardlinks=%d: the user's link to a root file %s\n",
 		protected ? 1 : 0, rv == 0 ? "was made" : "was refused");
 	assert_int_equal(rv == 0, !protected);
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	/* link counts are back, content, owner, mode and mtime unchanged */
 	adv_sentinels_assert(&sent);
@@ -453,7 +454,7 @@ static void test_components_above_the_base(void **state)
 	{
 		struct extc_rm_report rep;
 
-		assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep,
+		assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep,
 						      why, sizeof(why)), 0);
 	}
 	assert_int_equal(rmdir(t.base), 0);
@@ -476,7 +477,7 @@ static void test_uid_level_planted(void **state)
 	int variant;
 
 	advtree_config(fx, &t, "base");
-	assert_int_equal(extc_tree_prepare_base(&t.cfg, &t.pol, why, sizeof(why)), 0);
+	assert_int_equal(extc_tree_prepare_base(&t.tree, why, sizeof(why)), 0);
 	adv_fmt(uidlvl, sizeof(uidlvl), "%s/%u", t.base, ADV_USER_UID);
 	adv_mkdir(fx, "userdir", 0755, ADV_USER_UID, ADV_USER_GID);
 	for (variant = 0; variant < 7; variant++) {
@@ -539,7 +540,7 @@ static void test_job_level_and_leaf_preexisting(void **state)
 
 	adv_sentinels_make(fx, &sent);
 	advtree_config(fx, &t, "base");
-	assert_int_equal(extc_tree_prepare_base(&t.cfg, &t.pol, why, sizeof(why)), 0);
+	assert_int_equal(extc_tree_prepare_base(&t.tree, why, sizeof(why)), 0);
 	adv_fmt(joblvl, sizeof(joblvl), "%s/%u/%u", t.base, ADV_USER_UID, ADV_JOBID);
 	adv_fmt(leaf, sizeof(leaf), "%s/0", joblvl);
 	/* case 6: a job level planted by the user */
@@ -561,18 +562,18 @@ static void test_job_level_and_leaf_preexisting(void **state)
 	assert_false(fsfx_exists(adv_fmt(p, sizeof(p), "%s/old-run", leaf)));
 	check_dir_exact(leaf, ADV_USER_UID, 0700);
 	/* case 7: the leaf is a symlink, a file, another user's directory */
-	assert_int_equal(extc_tree_remove_leaf(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, &rep, why,
+	assert_int_equal(extc_tree_remove_leaf(&t.tree, &t.ids, EXTC_MODE_LOCAL, &rep, why,
 					       sizeof(why)), 0);
 	/* (only root can put them in the root-owned job level: refusing is the safe answer, and
 	   the step's exit or the epilog unlinks them, never following them) */
 	assert_int_equal(symlink(sent.other_dir, leaf), 0);
 	expect_refused(&t, "is a symbolic link");
-	assert_int_equal(extc_tree_remove_leaf(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, &rep, why,
+	assert_int_equal(extc_tree_remove_leaf(&t.tree, &t.ids, EXTC_MODE_LOCAL, &rep, why,
 					       sizeof(why)), 0);
 	assert_false(fsfx_exists(leaf));
 	make_special(leaf, 1);
 	expect_refused(&t, "is not a directory");
-	assert_int_equal(extc_tree_remove_leaf(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, &rep, why,
+	assert_int_equal(extc_tree_remove_leaf(&t.tree, &t.ids, EXTC_MODE_LOCAL, &rep, why,
 					       sizeof(why)), 0);
 	advtree_create(fx, &t);
 	advtree_release(&t);
@@ -583,7 +584,7 @@ static void test_job_level_and_leaf_preexisting(void **state)
 	assert_int_equal(chown(p, ADV_OTHER_UID, ADV_OTHER_GID), 0);
 	assert_int_equal(try_create(&t, EXTC_MODE_JOB, why, sizeof(why)), 0);
 	check_dir_exact(p, ADV_USER_UID, 0700);
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	adv_sentinels_assert(&sent);
 	adv_sentinels_drop(&sent);
@@ -652,7 +653,7 @@ static void test_setgid_and_default_acl_base(void **state)
 	{
 		struct extc_rm_report rep;
 
-		assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep,
+		assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep,
 						      why, sizeof(why)), 0);
 	}
 	adv_assert_no_fd_leak(fx);
@@ -680,7 +681,7 @@ static void test_read_only_and_full_filesystem(void **state)
 	assert_int_equal(try_create(&t, EXTC_MODE_LOCAL, why, sizeof(why)), -1);
 	fprintf(stderr, "#   read-only: %s\n", why);
 	assert_contains(why, "Read-only file system");
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), -1);
 	assert_int_equal(rep.first_errno, EROFS);
 	assert_int_equal(mount("none", p, "none", MS_REMOUNT | MS_BIND, ""), 0);
@@ -706,7 +707,7 @@ static void test_read_only_and_full_filesystem(void **state)
 	assert_contains(why, "No space left on device");
 	adv_fmt(p, sizeof(p), "%s/%u/%u/2", t.base, ADV_USER_UID, ADV_JOBID);
 	assert_false(fsfx_exists(p));
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	adv_assert_no_fd_leak(fx);
 }
@@ -740,7 +741,7 @@ static void test_mounts_inside_the_tree_are_left_alone(void **state)
 	adv_note_mount(fx, p);
 	assert_int_equal(fsfx_sentinel_file(&inner, adv_fmt(q, sizeof(q), "%s/inside", p),
 					      "on the tmpfs\n", 0644, 0, 0), 0);
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), -1);
 	fprintf(stderr, "#   %s\n", why);
 	assert_int_equal(rep.mounts, 2);	/* reported, and left alone */
@@ -769,12 +770,12 @@ static void test_top_tampered_and_wrong_ids(void **state)
 	advtree_release(&t);
 	adv_fmt(uidlvl, sizeof(uidlvl), "%s/%u", t.base, ADV_USER_UID);
 	/* <jobid> missing: success */
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, 9999, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, 9999, &rep, why,
 					      sizeof(why)), 0);
 	/* <uid> swapped for a symlink to a directory holding a job id: refused, target kept */
 		assert_int_equal(rename(uidlvl, adv_path(fx, p, "moved-uid")), 0);
 	assert_int_equal(symlink(adv_path(fx, p, "moved-uid"), uidlvl), 0);
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), -1);
 	assert_contains(why, "is a symbolic link");
 	assert_true(fsfx_exists(adv_fmt(p, sizeof(p), "%s/moved-uid/%u/0", fx->root, ADV_JOBID)));
@@ -784,17 +785,17 @@ static void test_top_tampered_and_wrong_ids(void **state)
 	adv_fmt(p, sizeof(p), "%s/0", t.base);
 	assert_int_equal(mkdir(p, 0711), 0);
 	assert_int_equal(mkdir(adv_fmt(p, sizeof(p), "%s/0/%u", t.base, ADV_JOBID), 0711), 0);
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, 0, ADV_JOBID, &rep, why, sizeof(why)), 0);
+	assert_int_equal(extc_tree_remove_job(&t.tree, 0, ADV_JOBID, &rep, why, sizeof(why)), 0);
 	assert_true(fsfx_exists(p));
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, 0, &rep, why, sizeof(why)),
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, 0, &rep, why, sizeof(why)),
 			 0);
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, 0xfffffffeu, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, 0xfffffffeu, &rep, why,
 					      sizeof(why)), 0);
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, 0xfffffffeu, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, 0xfffffffeu, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	assert_true(fsfx_exists(t.leaf));
 	/* the real job goes; the base stays */
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	assert_true(fsfx_exists(t.base));
 	adv_sentinels_assert(&sent);
@@ -880,7 +881,7 @@ static void exercise_fs(struct fsfx *fx, const char *what)
 	assert_int_equal(fchmod(dfd, 0), 0);
 	close(dfd);
 	close(lfd);
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	fprintf(stderr, "#   %s: created, filled and removed %llu entries\n", what,
 		(unsigned long long)rep.removed);
@@ -946,7 +947,7 @@ static void test_fs_btrfs_with_a_subvolume(void **state)
 	 * The walk sees a different st_dev and treats the subvolume as a mount point:
 	 * it is left, counted and reported (safe; the user can pin a tree this way).
 	 */
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), -1);
 	fprintf(stderr, "#   btrfs subvolume in the leaf: %s\n", why);
 	assert_int_equal(rep.mounts, 1);
@@ -1020,7 +1021,7 @@ static void swap_under_protections(struct fsfx *fx, bool on)
 			advtree_symlink(i & 1 ? sent.etc_dir : sent.other_dir, lfd, "l");
 			close(lfd);
 		}
-		extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why, sizeof(why));
+		extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why, sizeof(why));
 		adv_sentinels_assert(&sent);
 	}
 	swaps = adv_attacker_stop(&att);
@@ -1028,7 +1029,7 @@ static void swap_under_protections(struct fsfx *fx, bool on)
 	{
 		struct extc_rm_report rep;
 
-		assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep,
+		assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep,
 						      why, sizeof(why)), 0);
 	}
 	fprintf(stderr, "#   protections %s: %lu iterations, %lu swaps, sentinels intact\n",
@@ -1097,7 +1098,7 @@ static int remove_job(void *arg)
 	struct adv_tree *t = arg;
 	struct extc_rm_report rep;
 	char why[1024];
-	int rv = extc_tree_remove_job(&t->cfg, &t->pol, ADV_USER_UID, ADV_JOBID, &rep, why, sizeof(why));
+	int rv = extc_tree_remove_job(&t->tree, ADV_USER_UID, ADV_JOBID, &rep, why, sizeof(why));
 
 	fprintf(stderr, "#   removal: %s\n", rv == 0 ? "complete" : why);
 	return (rv == 0 ? 0 : 1);
@@ -1144,7 +1145,7 @@ static void fuse_inside(struct fsfx *fx, bool hang)
 		struct extc_rm_report rep;
 		char why[1024];
 
-		assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep,
+		assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep,
 						      why, sizeof(why)), 0);
 	}
 	adv_assert_no_fd_leak(fx);
@@ -1177,7 +1178,7 @@ static void pool_case_make(struct fsfx *fx, struct pool_case *c)
 
 	advtree_config(fx, &c->t, "base");
 	c->t.cfg.pool = true;
-	assert_int_equal(extc_tree_prepare_base(&c->t.cfg, &c->t.pol, why, sizeof(why)), 0);
+	assert_int_equal(extc_tree_prepare_base(&c->t.tree, why, sizeof(why)), 0);
 	assert_int_equal(extc_pool_hold(&c->t.cfg, &c->t.pol, &c->t.ids, POOL_KEY, &h, why,
 					sizeof(why)), EXTC_POOL_HELD);
 	extc_pool_release(&h);

@@ -231,7 +231,7 @@ static void test_depth_100000_through_the_epilog(void **state)
 	close(lfd);
 	assert_int_equal(fsfx_set_nofile(256, &fx->old_nofile), 0);
 	fx->nofile_changed = true;
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	assert_int_equal(fsfx_set_nofile(fx->old_nofile, NULL), 0);
 	fx->nofile_changed = false;
@@ -393,7 +393,7 @@ static void test_mode_000_and_readonly_directories(void **state)
 	/* and the leaf itself read-only and then mode 000 */
 	assert_int_equal(fchmod(lfd, 0), 0);
 	close(lfd);
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	assert_int_equal(rep.failed, 0);
 	assert_false(fsfx_exists(t.leaf));
@@ -505,7 +505,7 @@ static void test_special_files_never_block(void **state)
 	}
 	close(lfd);
 	alarm(20);	/* an open() of the FIFO would block forever */
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	alarm(0);
 	assert_false(fsfx_exists(t.leaf));
@@ -570,7 +570,7 @@ static void test_step_removal_out_of_time_goes_to_the_trash(void **state)
 	extc_rm_limits_default(&lim);
 	lim.deadline_ns = 1;	/* already past: the walk stops at its first clock read */
 	t.pol.rm_limits = &lim;
-	assert_int_equal(extc_tree_remove_leaf(&t.cfg, &t.pol, &t.ids, EXTC_MODE_LOCAL, &rep, why,
+	assert_int_equal(extc_tree_remove_leaf(&t.tree, &t.ids, EXTC_MODE_LOCAL, &rep, why,
 					       sizeof(why)), -1);
 	fprintf(stderr, "#   %s\n", why);
 	assert_contains(why, "time budget exhausted");
@@ -584,7 +584,7 @@ static void test_step_removal_out_of_time_goes_to_the_trash(void **state)
 	/* the step's hold is untouched: the job level is still there and still held */
 	advtree_release(&t);
 	t.pol.rm_limits = NULL;
-	assert_int_equal(extc_tree_empty_trash(&t.cfg, &t.pol, &rep, why, sizeof(why)), 0);
+	assert_int_equal(extc_trash_empty(&t.tree, &rep, why, sizeof(why)), 0);
 	assert_int_equal(fsfx_count_entries_at(AT_FDCWD, trash), 0);
 	assert_true(rep.removed >= 3001);
 	adv_assert_no_fd_leak(fx);
@@ -614,7 +614,7 @@ static void test_killed_mid_removal_then_rerun(void **state)
 		pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
-			extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+			extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					     sizeof(why));
 			_exit(0);
 		}
@@ -622,11 +622,11 @@ static void test_killed_mid_removal_then_rerun(void **state)
 		kill(pid, SIGKILL);
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 	}
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	assert_false(fsfx_exists(t.leaf));
 	/* and again: nothing left is success */
-	assert_int_equal(extc_tree_remove_job(&t.cfg, &t.pol, ADV_USER_UID, ADV_JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,
 					      sizeof(why)), 0);
 	adv_assert_no_fd_leak(fx);
 }

@@ -98,8 +98,9 @@ static int op_create(void *arg)
 
 	ids.stepid = o->stepid;
 	o->why[0] = '\0';
-	rv = extc_tree_create(&o->t->cfg, &o->t->pol, &ids, o->mode, leaf, sizeof(leaf), &hold,
-			      o->why, sizeof(o->why));
+	hold = extc_tree_create(&o->t->tree, &ids, o->mode, leaf, sizeof(leaf), o->why,
+				sizeof(o->why));
+	rv = hold >= 0 ? 0 : -1;
 	say("create", rv, o->why);
 	if (rv == 0)
 		close(hold);
@@ -110,7 +111,7 @@ static int op_ident(void *arg)
 {
 	struct op *o = arg;
 	struct extc_ident id;
-	enum extc_level_result rv = extc_tree_leaf_ident(&o->t->cfg, &o->t->pol, &o->t->ids, o->mode,
+	enum extc_level_result rv = extc_tree_leaf_ident(&o->t->tree, &o->t->ids, o->mode,
 							 &id, o->why, sizeof(o->why));
 
 	say("leaf ident", rv, rv == EXTC_LEVEL_REFUSED ? o->why : "");
@@ -125,7 +126,7 @@ static int op_remove_leaf(void *arg)
 	int rv;
 
 	o->why[0] = '\0';
-	rv = extc_tree_remove_leaf(&o->t->cfg, &o->t->pol, &o->t->ids, o->mode, &rep, o->why,
+	rv = extc_tree_remove_leaf(&o->t->tree, &o->t->ids, o->mode, &rep, o->why,
 				   sizeof(o->why));
 	say("step removal", rv, o->why);
 	return (rv == 0 ? 0 : rep.mounts == 1 ? 10 : 1);
@@ -135,13 +136,13 @@ static int op_retire(void *arg)
 {
 	struct op *o = arg;
 	bool moved = false;
-	enum extc_retire_result rv;
+	enum extc_trash_retire_result rv;
 
 	o->why[0] = '\0';
-	rv = extc_tree_retire_job(&o->t->cfg, &o->t->pol, o->t->ids.uid, o->t->ids.jobid, &moved,
-				  o->why, sizeof(o->why));
+	rv = extc_trash_retire_job(&o->t->tree, o->t->ids.uid, o->t->ids.jobid, &moved,
+				   o->why, sizeof(o->why));
 	say("epilog retire", rv, o->why);
-	return (rv == EXTC_RETIRE_DONE && moved ? 0 : 1);
+	return (rv == EXTC_TRASH_RETIRE_DONE && moved ? 0 : 1);
 }
 
 static int op_remove_job(void *arg)
@@ -151,7 +152,7 @@ static int op_remove_job(void *arg)
 	int rv;
 
 	o->why[0] = '\0';
-	rv = extc_tree_remove_job(&o->t->cfg, &o->t->pol, o->t->ids.uid, o->t->ids.jobid, &rep,
+	rv = extc_tree_remove_job(&o->t->tree, o->t->ids.uid, o->t->ids.jobid, &rep,
 				  o->why, sizeof(o->why));
 	say("epilog in place", rv, o->why);
 	return (rv == 0 ? 0 : rep.mounts == 1 ? 10 : 1);
@@ -171,8 +172,8 @@ static int op_sweep(void *arg)
 	int rv;
 
 	o->why[0] = '\0';
-	rv = extc_tree_sweep(&o->t->cfg, &o->t->pol, never_alive, NULL, &rep, o->why,
-			     sizeof(o->why));
+	rv = extc_sweep_leftovers(&o->t->tree, never_alive, NULL, &rep, o->why,
+				  sizeof(o->why));
 	say("epilog sweep", rv, o->why);
 	return (rv == 0 ? 0 : 1);
 }
@@ -185,7 +186,7 @@ static int op_empty_trash(void *arg)
 	int rv;
 
 	o->why[0] = '\0';
-	rv = extc_tree_empty_trash(&o->t->cfg, &o->t->pol, &rep, o->why, sizeof(o->why));
+	rv = extc_trash_empty(&o->t->tree, &rep, o->why, sizeof(o->why));
 	say("emptier", rv, o->why);
 	if (rv != 0)
 		return (1);
@@ -494,7 +495,7 @@ static int op_remove_leaf_foreign(void *arg)
 	struct extc_rm_report rep;
 	int rv;
 
-	rv = extc_tree_remove_leaf(&o->t->cfg, &o->t->pol, &o->t->ids, o->mode, &rep, o->why,
+	rv = extc_tree_remove_leaf(&o->t->tree, &o->t->ids, o->mode, &rep, o->why,
 				   sizeof(o->why));
 	say("step removal", rv, o->why);
 	return (rv == 0 ? 0 : rep.foreign == 1 && strstr(o->why, "0/d") != NULL ? 10 : 1);

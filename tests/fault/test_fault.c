@@ -43,6 +43,7 @@
 #include "base/config.h"
 #include "fault.h"
 #include "fs/fs_remove.h"
+#include "fs/fs_sweep.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
 #include "fsfixture.h"
@@ -90,6 +91,7 @@ struct fx {
 	char base[PATH_MAX];
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
+	struct extc_tree tree;	/* cfg and pol */
 	struct extc_ids ids;
 	/* totals for the summary line */
 	unsigned long runs, failed_runs, fired_ok;
@@ -182,6 +184,7 @@ static int setup(void **state)
 	if (extc_config_parse(&fx->cfg, 2, av, why, sizeof(why)) < 0)
 		return (-1);
 	extc_fs_policy_root(&fx->pol, &fx->cfg, NULL);
+	fx->tree = (struct extc_tree){ &fx->cfg, &fx->pol };
 	fx->ids.uid = USER_UID;
 	fx->ids.gid = USER_GID;
 	fx->ids.jobid = JOBID;
@@ -323,14 +326,15 @@ static void prepare_kind(struct fx *fx, enum create_kind kind)
 	reset_tree(fx);
 	if (kind == CREATE_FRESH || kind == CREATE_BASE)
 		return;
-	assert_int_equal(extc_tree_create(&fx->cfg, &fx->pol, &fx->ids,
-					  kind == CREATE_JOB_REUSE ? EXTC_MODE_JOB : EXTC_MODE_LOCAL,
-					  leaf, sizeof(leaf), &hold, why, sizeof(why)), 0);
+	hold = extc_tree_create(&fx->tree, &fx->ids,
+				kind == CREATE_JOB_REUSE ? EXTC_MODE_JOB : EXTC_MODE_LOCAL, leaf,
+				sizeof(leaf), why, sizeof(why));
+	assert_true(hold >= 0);
 	close(hold);
 	if (kind == CREATE_SKELETON) {
 		struct extc_rm_report rep;
 
-		assert_int_equal(extc_tree_remove_leaf(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL,
+		assert_int_equal(extc_tree_remove_leaf(&fx->tree, &fx->ids, EXTC_MODE_LOCAL,
 						       &rep, why, sizeof(why)), 0);
 	} else {
 		/* the user's content in the leaf: files, a subdirectory, a symlink out */
@@ -354,11 +358,12 @@ static int do_create(struct fx *fx, enum create_kind kind, char *leaf, int *hold
 {
 	if (kind == CREATE_BASE) {
 		fmt(leaf, PATH_MAX, "%s", fx->base);
-		return (extc_tree_prepare_base(&fx->cfg, &fx->pol, why, whylen));
+		return (extc_tree_prepare_base(&fx->tree, why, whylen));
 	}
-	return (extc_tree_create(&fx->cfg, &fx->pol, &fx->ids,
+	*hold = extc_tree_create(&fx->tree, &fx->ids,
 				 kind == CREATE_JOB_REUSE ? EXTC_MODE_JOB : EXTC_MODE_LOCAL, leaf,
-				 PATH_MAX, hold, why, whylen));
+				 PATH_MAX, why, whylen);
+	return (*hold >= 0 ? 0 : -1);
 }
 
 static void expected_leaf(struct fx *fx, enum create_kind kind, char *leaf)
@@ -554,13 +559,13 @@ static int do_remove(struct fx *fx, enum remove_kind kind, int jfd, struct extc_
 {
 	switch (kind) {
 	case REMOVE_LEAF:
-		return (extc_tree_remove_leaf(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL, rep, why,
+		return (extc_tree_remove_leaf(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, rep, why,
 					      whylen));
 	case REMOVE_JOB:
-		return (extc_tree_remove_job(&fx->cfg, &fx->pol, USER_UID, JOBID, rep, why, whylen));
+		return (extc_tree_remove_job(&fx->tree, USER_UID, JOBID, rep, why, whylen));
 	case REMOVE_SWEEP: {
 		struct extc_sweep_report sw;
-		int rv = extc_tree_sweep(&fx->cfg, &fx->pol, sweep_none_alive, NULL, &sw, why, whylen);
+		int rv = extc_sweep_leftovers(&fx->tree, sweep_none_alive, NULL, &sw, why, whylen);
 
 		*rep = sw.rm;
 		/* levels it could not verify or finish are counted, not errors: success with a
@@ -593,8 +598,9 @@ static void one_remove_run(struct fx *fx, enum remove_kind kind, enum fault_fn f
 	fmt(what, sizeof(what), "remove %s, %s: #%lu -> %s%s", remove_names[kind],
 	    fault_fn_names[fn], nth, strerror(err), sticky ? " (sticky)" : "");
 	reset_tree(fx);
-	assert_int_equal(extc_tree_create(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL, leaf,
-					  sizeof(leaf), &hold, why, sizeof(why)), 0);
+	hold = extc_tree_create(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf), why,
+				sizeof(why));
+	assert_true(hold >= 0);
 	close(hold);
 	populate(leaf);
 	why[0] = '\0';
@@ -646,7 +652,7 @@ static void one_remove_run(struct fx *fx, enum remove_kind kind, enum fault_fn f
 	}
 	check_fds(fx, what);
 	/* idempotent: a clean re-run finishes the job */
-	rv = extc_tree_remove_job(&fx->cfg, &fx->pol, USER_UID, JOBID, &rep, why, sizeof(why));
+	rv = extc_tree_remove_job(&fx->tree, USER_UID, JOBID, &rep, why, sizeof(why));
 	if (rv != 0 || fsfx_exists(leaf))
 		violation("clean re-run does not finish", what, "%s", why);
 	check_fds(fx, what);
@@ -742,8 +748,9 @@ static void test_seam_mkdir_then_swap_for_symlink(void **state)
 		fault.hook = hook_swap_after_mkdir;
 		fault.hook_arg = &h;
 		fault_arm(FF_MKDIRAT, 0, 0, false);
-		rv = extc_tree_create(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL, leaf,
-				      sizeof(leaf), &hold, why, sizeof(why));
+		hold = extc_tree_create(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, leaf,
+					sizeof(leaf), why, sizeof(why));
+		rv = hold >= 0 ? 0 : -1;
 		fault_disarm();
 		fault.hook = NULL;
 		assert_true(h.done);
@@ -793,13 +800,14 @@ static void test_seam_entries_vanish_after_readdir(void **state)
 	int hold = -1, rv;
 
 	reset_tree(fx);
-	assert_int_equal(extc_tree_create(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL, leaf,
-					  sizeof(leaf), &hold, why, sizeof(why)), 0);
+	hold = extc_tree_create(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf), why,
+				sizeof(why));
+	assert_true(hold >= 0);
 	close(hold);
 	populate(leaf);
 	fault.hook = hook_vanish;
 	fault_arm(FF_READDIR, 0, 0, false);
-	rv = extc_tree_remove_job(&fx->cfg, &fx->pol, USER_UID, JOBID, &rep, why, sizeof(why));
+	rv = extc_tree_remove_job(&fx->tree, USER_UID, JOBID, &rep, why, sizeof(why));
 	fault_disarm();
 	fault.hook = NULL;
 	if (rv != 0) {
@@ -819,9 +827,9 @@ static void test_tree_already_gone(void **state)
 	char why[1024];
 
 	reset_tree(fx);
-	assert_int_equal(extc_tree_remove_job(&fx->cfg, &fx->pol, USER_UID, JOBID, &rep, why,
+	assert_int_equal(extc_tree_remove_job(&fx->tree, USER_UID, JOBID, &rep, why,
 					      sizeof(why)), 0);
-	assert_int_equal(extc_tree_remove_leaf(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL, &rep,
+	assert_int_equal(extc_tree_remove_leaf(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, &rep,
 					       why, sizeof(why)), 0);
 	assert_int_equal(rep.failed, 0);
 	check_fds(fx, "gone");
@@ -843,24 +851,27 @@ static void test_every_open_is_nofollow_directory_cloexec(void **state)
 
 	reset_tree(fx);
 	fault_arm(FF_OPENAT, 0, 0, false);
-	assert_int_equal(extc_tree_prepare_base(&fx->cfg, &fx->pol, why, sizeof(why)), 0);
-	assert_int_equal(extc_tree_create(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL, leaf,
-					  sizeof(leaf), &hold, why, sizeof(why)), 0);
+	assert_int_equal(extc_tree_prepare_base(&fx->tree, why, sizeof(why)), 0);
+	hold = extc_tree_create(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf), why,
+				sizeof(why));
+	assert_true(hold >= 0);
 	fault_disarm();
 	close(hold);
 	populate(leaf);
 	fault.armed = true;
-	assert_int_equal(extc_tree_create(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL, leaf,
-					  sizeof(leaf), &hold, why, sizeof(why)), 0);	/* stale */
+	hold = extc_tree_create(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf), why,
+				sizeof(why));
+	assert_true(hold >= 0);	/* stale */
 	close(hold);
-	assert_int_equal(extc_tree_create(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_JOB, leaf,
-					  sizeof(leaf), &hold, why, sizeof(why)), 0);
+	hold = extc_tree_create(&fx->tree, &fx->ids, EXTC_MODE_JOB, leaf, sizeof(leaf), why,
+				sizeof(why));
+	assert_true(hold >= 0);
 	close(hold);
-	assert_int_equal(extc_tree_remove_leaf(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL, &rep,
+	assert_int_equal(extc_tree_remove_leaf(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, &rep,
 					       why, sizeof(why)), 0);
-	assert_int_equal(extc_tree_sweep(&fx->cfg, &fx->pol, sweep_none_alive, NULL, &sw, why,
-					 sizeof(why)), 0);
-	assert_int_equal(extc_tree_remove_job(&fx->cfg, &fx->pol, USER_UID, JOBID, &rep, why,
+	assert_int_equal(extc_sweep_leftovers(&fx->tree, sweep_none_alive, NULL, &sw, why,
+					      sizeof(why)), 0);
+	assert_int_equal(extc_tree_remove_job(&fx->tree, USER_UID, JOBID, &rep, why,
 					      sizeof(why)), 0);
 	fault_disarm();
 	opens = fault.calls[FF_OPENAT] + fault.calls[FF_OPEN];
@@ -884,8 +895,9 @@ static void test_hold_descriptor_is_cloexec(void **state)
 	pid_t pid;
 
 	reset_tree(fx);
-	assert_int_equal(extc_tree_create(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL, leaf,
-					  sizeof(leaf), &hold, why, sizeof(why)), 0);
+	hold = extc_tree_create(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf), why,
+				sizeof(why));
+	assert_true(hold >= 0);
 	flags = fcntl(hold, F_GETFD);
 	assert_true(flags >= 0 && (flags & FD_CLOEXEC));
 	/* a task exec'ed now sees no descriptor of the base in /proc/self/fd */

@@ -27,6 +27,7 @@
 
 #include "base/config.h"
 #include "fs/fs_ident.h"
+#include "fs/fs_sweep.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
 #include "fsfixture.h"
@@ -58,6 +59,7 @@ struct fx {
 	mode_t umask;
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
+	struct extc_tree tree;	/* cfg and pol */
 	struct extc_ids ids;
 };
 
@@ -103,6 +105,7 @@ static int setup(void **state)
 	fx->pol.owner_gid = 0;
 	fx->pol.node_name = NULL;
 	fx->pol.rm_limits = NULL;
+	fx->tree = (struct extc_tree){ &fx->cfg, &fx->pol };
 	fx->ids.uid = USER_UID;
 	fx->ids.gid = USER_GID;
 	fx->ids.jobid = JOBID;
@@ -169,11 +172,12 @@ static void check_hold(struct fx *fx, int hold, const char *leaf)
 static int create_hold(struct fx *fx, const struct extc_ids *ids, enum extc_mode mode, char *leaf,
 		       char *why, int *hold)
 {
-	int fd = -1;
+	int fd;
 	int rv;
 
 	leaf[0] = why[0] = '\0';
-	rv = extc_tree_create(&fx->cfg, &fx->pol, ids, mode, leaf, PATH_MAX, &fd, why, 1024);
+	fd = extc_tree_create(&fx->tree, ids, mode, leaf, PATH_MAX, why, 1024);
+	rv = fd >= 0 ? 0 : -1;
 	if (rv == 0) {
 		check_hold(fx, fd, leaf);
 		if (hold != NULL) {
@@ -211,7 +215,7 @@ static int remove_leaf(struct fx *fx, const struct extc_ids *ids, enum extc_mode
 	int rv;
 
 	why[0] = '\0';
-	rv = extc_tree_remove_leaf(&fx->cfg, &fx->pol, ids, mode, rep, why, 1024);
+	rv = extc_tree_remove_leaf(&fx->tree, ids, mode, rep, why, 1024);
 	assert_no_fd_leak(fx);
 	return (rv);
 }
@@ -223,7 +227,7 @@ static int remove_job(struct fx *fx, uid_t uid, uint32_t jobid, struct extc_rm_r
 
 	why[0] = '\0';
 	memset(rep, 0x5a, sizeof(*rep));
-	rv = extc_tree_remove_job(&fx->cfg, &fx->pol, uid, jobid, rep, why, 1024);
+	rv = extc_tree_remove_job(&fx->tree, uid, jobid, rep, why, 1024);
 	assert_no_fd_leak(fx);
 	return (rv);
 }
@@ -233,7 +237,7 @@ static int prepare_base(struct fx *fx, char *why)
 	int rv;
 
 	why[0] = '\0';
-	rv = extc_tree_prepare_base(&fx->cfg, &fx->pol, why, 1024);
+	rv = extc_tree_prepare_base(&fx->tree, why, 1024);
 	assert_no_fd_leak(fx);
 	return (rv);
 }
@@ -877,13 +881,11 @@ static void test_leaf_path_buffer_too_small_leaves_no_leaf(void **state)
 {
 	struct fx *fx = *state;
 	char leaf[16], why[1024], p[PATH_MAX];
-	int hold = -1;
-	int rv;
+	int hold;
 
-	rv = extc_tree_create(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf),
-			      &hold, why, sizeof(why));
+	hold = extc_tree_create(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf), why,
+				sizeof(why));
 	assert_no_fd_leak(fx);
-	assert_int_equal(rv, -1);
 	assert_int_equal(hold, -1);
 	assert_contains(why, "too long");
 	assert_false(fsfx_exists(path_of(fx, p, "base/4242/77/0")));
@@ -1153,14 +1155,14 @@ static bool was_asked(const struct alive_log *log, uint32_t jobid)
 	return (false);
 }
 
-static int sweep(struct fx *fx, extc_job_alive_fn alive, void *arg, struct extc_sweep_report *rep,
+static int sweep(struct fx *fx, extc_sweep_alive_fn alive, void *arg, struct extc_sweep_report *rep,
 		 char *why)
 {
 	int rv;
 
 	why[0] = '\0';
 	memset(rep, 0x5a, sizeof(*rep));
-	rv = extc_tree_sweep(&fx->cfg, &fx->pol, alive, arg, rep, why, 1024);
+	rv = extc_sweep_leftovers(&fx->tree, alive, arg, rep, why, 1024);
 	assert_no_fd_leak(fx);
 	return (rv);
 }
@@ -1395,7 +1397,7 @@ static void test_sweep_counts_only_what_it_removed(void **state)
 		struct extc_rm_report trash;
 
 		why[0] = '\0';
-		assert_int_equal(extc_tree_empty_trash(&fx->cfg, &fx->pol, &trash, why, 1024), 0);
+		assert_int_equal(extc_trash_empty(&fx->tree, &trash, why, 1024), 0);
 		assert_no_fd_leak(fx);
 		assert_int_equal(trash.mounts, 0);
 		assert_int_equal(trash.detached, 1);
@@ -1404,7 +1406,7 @@ static void test_sweep_counts_only_what_it_removed(void **state)
 		assert_true(fsfx_sentinel_intact(&src));
 		assert_int_equal(fsfx_count_entries_at(AT_FDCWD, path_of(fx, p, "base/.trash")), 0);
 		/* a second emptier has nothing to say */
-		assert_int_equal(extc_tree_empty_trash(&fx->cfg, &fx->pol, &trash, why, 1024), 0);
+		assert_int_equal(extc_trash_empty(&fx->tree, &trash, why, 1024), 0);
 		assert_int_equal(trash.removed + trash.failed + trash.mounts + trash.detached, 0);
 	}
 }
@@ -1430,8 +1432,9 @@ static void test_concurrent_job_mode_creates(void **state)
 			int rv;
 
 			ids.stepid = (uint32_t)i;
-			rv = extc_tree_create(&fx->cfg, &fx->pol, &ids, EXTC_MODE_JOB, leaf, sizeof(leaf),
-					      &hold, why, sizeof(why));
+			hold = extc_tree_create(&fx->tree, &ids, EXTC_MODE_JOB, leaf, sizeof(leaf),
+						why, sizeof(why));
+			rv = hold >= 0 ? 0 : -1;
 			if (rv == 0)
 				close(hold);	/* the step ends */
 			close(fx->fs.rootfd);
@@ -1473,7 +1476,7 @@ static void test_create_races_epilogs_of_other_jobs(void **state)
 			for (n = 0; n < 200000; n++) {
 				if (getppid() == 1)
 					break;
-				extc_tree_remove_job(&fx->cfg, &fx->pol, USER_UID, 1000 + (uint32_t)i,
+				extc_tree_remove_job(&fx->tree, USER_UID, 1000 + (uint32_t)i,
 						     &rep, why, sizeof(why));
 			}
 			close(fx->fs.rootfd);
@@ -1485,8 +1488,9 @@ static void test_create_races_epilogs_of_other_jobs(void **state)
 		char leaf[PATH_MAX];
 		int hold = -1;
 
-		if (extc_tree_create(&fx->cfg, &fx->pol, &fx->ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf),
-				     &hold, why, sizeof(why)) != 0) {
+		hold = extc_tree_create(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, leaf, sizeof(leaf),
+					why, sizeof(why));
+		if (hold < 0) {
 			if (failures++ == 0)
 				strcpy(first_why, why);
 			if (getenv("EXTC_RACE_DEBUG"))
@@ -1494,7 +1498,7 @@ static void test_create_races_epilogs_of_other_jobs(void **state)
 		} else {
 			close(hold);
 		}
-		extc_tree_remove_job(&fx->cfg, &fx->pol, USER_UID, JOBID, &rep, why, sizeof(why));
+		extc_tree_remove_job(&fx->tree, USER_UID, JOBID, &rep, why, sizeof(why));
 	}
 	for (i = 0; i < 2; i++) {
 		kill(removers[i], SIGKILL);

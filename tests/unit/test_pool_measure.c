@@ -126,7 +126,7 @@ static int setup(void **state)
 	fx->pol.owner = geteuid();
 	fx->pol.owner_gid = getegid();
 	fx->p.pool = fx->p.uid = -1;
-	extc_level_fds_init(&fx->p.t);
+	extc_level_walk_init(&fx->p.t, &(const struct extc_tree){ &fx->cfg, &fx->pol });
 	make_cfg(fx, NULL);
 	return (0);
 }
@@ -289,7 +289,9 @@ static int user_level(struct fx *fx, uid_t uid)
 	char uname[EXTC_NAME_LEN], why[1024];
 
 	if (fx->p.pool < 0) {
-		assert_int_equal(extc_tree_prepare_base(&fx->cfg, &fx->pol, why, sizeof(why)), 0);
+		const struct extc_tree tree = { &fx->cfg, &fx->pol };
+
+		assert_int_equal(extc_tree_prepare_base(&tree, why, sizeof(why)), 0);
 		assert_int_equal(extc_pool_open_levels(&fx->cfg, &fx->pol, true, &fx->p, why,
 						       sizeof(why)), EXTC_LEVEL_FOUND);
 		fx->plen = strlen(fx->p.t.path);
@@ -299,7 +301,7 @@ static int user_level(struct fx *fx, uid_t uid)
 	fx->p.uid = -1;
 	fx->p.t.path[fx->plen] = '\0';
 	assert_int_equal(extc_layout_uid_name(uid, uname, sizeof(uname)), 0);
-	if (extc_pool_open_user(&fx->p, &fx->pol, uname, true, why, sizeof(why)) != EXTC_LEVEL_FOUND)
+	if (extc_pool_open_user(&fx->p, uname, true, why, sizeof(why)) != EXTC_LEVEL_FOUND)
 		fail_msg("user level %s: %s", uname, why);
 	return (fx->p.uid);
 }
