@@ -665,7 +665,7 @@ out.extend(launch_section)
 p("## 2. Removal engine vs `rm -rf`")
 p("")
 p("`bench/rm_bench` (links the plugin's `libextc`): every run builds two identical trees afresh, "
-  "`syncfs`, removes one with `extc_rm_tree_at` (default limits and a deadline, as the epilog's "
+  "`syncfs`, removes one with `extc_remove_tree_at` (default limits and a deadline, as the epilog's "
   "emptier) and the other with `rm -rf` spawned (its exec counted; the median spawn cost of "
   "`rm -rf` on a missing name is listed), with a `syncfs` before each; the order alternates. Both "
   "removals are checked to leave nothing. **tmpfs**: a private tmpfs, where the cost is the "
@@ -750,7 +750,7 @@ if stepend.get("local") and stepend.get("job"):
         p("| %s | %.0f | %.0f | %.0f | %s |" % (v, median(held), min(held), max(held),
                                              "%.0f" % median(rm_ms) if rm_ms else "-"))
     p("")
-    p("In `local` mode the removal at step end is synchronous in slurmstepd (`extc_step_exit` -> "
+    p("In `local` mode the removal at step end is synchronous in slurmstepd (`extc_slurmstepd_exit` -> "
       "`extc_tree_remove_leaf`): the node stays with the job for as long as the removal takes (here on "
       "tmpfs; on a disk where every freed block costs a discard, minutes). No target of the issue covers it.")
     p("")

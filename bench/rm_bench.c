@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * spank-ext-cache benchmark: the removal engine (extc_rm_tree_at, with the
+ * spank-ext-cache benchmark: the removal engine (extc_remove_tree_at, with the
  * limits the epilog's emptier uses) against GNU `rm -rf` on the same
  * cache-shaped trees, built afresh for every run.
  *
@@ -220,15 +220,15 @@ static uint64_t time_engine(int wfd, const char *name, int with_deadline)
 	char text[256];
 
 	extc_rm_limits_default(&limits);
-	t0 = extc_monotonic_ns();
+	t0 = extc_clock_monotonic_ns();
 	if (with_deadline)
 		limits.deadline_ns = t0 + 3600ull * 1000000000ull;	/* as the epilog's emptier */
-	if (extc_rm_tree_at(wfd, name, &limits, &report) < 0) {
+	if (extc_remove_tree_at(wfd, name, &limits, &report) < 0) {
 		extc_rm_report_text(&report, text, sizeof(text));
 		fprintf(stderr, "rm_bench: engine failed on %s: %s\n", name, text);
 		exit(1);
 	}
-	t1 = extc_monotonic_ns();
+	t1 = extc_clock_monotonic_ns();
 	return (t1 - t0);
 }
 
@@ -241,7 +241,7 @@ static uint64_t time_rm(const char *rm, const char *workdir, const char *name)
 	int status;
 
 	snprintf(path, sizeof(path), "%s/%s", workdir, name);
-	t0 = extc_monotonic_ns();
+	t0 = extc_clock_monotonic_ns();
 	errno = posix_spawn(&pid, rm, NULL, NULL, argv, environ);
 	if (errno != 0)
 		die(rm);
@@ -249,7 +249,7 @@ static uint64_t time_rm(const char *rm, const char *workdir, const char *name)
 		if (errno != EINTR)
 			die("waitpid");
 	}
-	t1 = extc_monotonic_ns();
+	t1 = extc_clock_monotonic_ns();
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		dief("rm -rf failed");
 	return (t1 - t0);

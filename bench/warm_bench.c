@@ -144,12 +144,12 @@ static uint64_t run_cp(const char *work)
 
 	snprintf(from, sizeof(from), "%s/src/.", work);
 	snprintf(to, sizeof(to), "%s/dst-cp", work);
-	t0 = extc_monotonic_ns();
+	t0 = extc_clock_monotonic_ns();
 	if (posix_spawnp(&pid, "cp", NULL, NULL, argv, environ) != 0)
 		die("spawn cp");
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		die("cp -a failed");
-	return (extc_monotonic_ns() - t0);
+	return (extc_clock_monotonic_ns() - t0);
 }
 
 static uint64_t run_engine(int workfd, struct extc_copy_stats *st)
@@ -166,12 +166,12 @@ static uint64_t run_engine(int workfd, struct extc_copy_stats *st)
 	o.nsubdirs = 2;
 	src = openat(workfd, "src", O_RDONLY | O_DIRECTORY);
 	dst = mkdir_open(workfd, "dst-engine");
-	t0 = extc_monotonic_ns();
+	t0 = extc_clock_monotonic_ns();
 	if (extc_warm_copy_tree(src, dst, &o, st, why, sizeof(why)) < 0) {
 		fprintf(stderr, "warm_bench: engine: %s\n", why);
 		exit(1);
 	}
-	t0 = extc_monotonic_ns() - t0;
+	t0 = extc_clock_monotonic_ns() - t0;
 	close(src);
 	close(dst);
 	return (t0);
@@ -195,8 +195,8 @@ static void clean(int workfd)
 {
 	struct extc_rm_report rep;
 
-	if (extc_rm_tree_at(workfd, "dst-engine", NULL, &rep) < 0 ||
-	    extc_rm_tree_at(workfd, "dst-cp", NULL, &rep) < 0)
+	if (extc_remove_tree_at(workfd, "dst-engine", NULL, &rep) < 0 ||
+	    extc_remove_tree_at(workfd, "dst-cp", NULL, &rep) < 0)
 		die("remove the copies");
 }
 
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 	if (workfd < 0)
 		die(work);
 	clean(workfd);
-	if (extc_rm_tree_at(workfd, "src", NULL, &(struct extc_rm_report){ 0 }) < 0)
+	if (extc_remove_tree_at(workfd, "src", NULL, &(struct extc_rm_report){ 0 }) < 0)
 		die("remove the old source");
 	build(workfd);
 	for (i = 0; i < runs; i++) {
@@ -246,7 +246,7 @@ int main(int argc, char **argv)
 			struct extc_warm_opts o = { .torch_subdir = "torch_extensions" };
 			char why[256];
 
-			if (dst < 0 || extc_warm_measure(dst, &o, &check, why, sizeof(why)) < 0 ||
+			if (dst < 0 || extc_warm_copy_measure(dst, &o, &check, why, sizeof(why)) < 0 ||
 			    check.files != st.files || check.bytes != st.bytes)
 				die("the copies differ");
 		}

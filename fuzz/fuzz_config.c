@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (extc_config_check_base(line, why, whylen) < 0)
 		fuzz_check_text(why, whylen, "check_base why");
 	memset(why, 0x5a, sizeof(why));
-	if (extc_config_parse_vars(line, vars, &nvars, why, whylen) < 0)
+	if (extc_config_vars_parse(line, vars, &nvars, why, whylen) < 0)
 		fuzz_check_text(why, whylen, "parse_vars why");
 	else if (nvars == 0 || nvars > EXTC_VARS_MAX)
 		fuzz_fail("parse_vars count", NULL);

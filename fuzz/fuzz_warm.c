@@ -46,7 +46,7 @@ static void check_dir(const char *value, size_t whylen)
 	int rv;
 
 	memset(why, 0x5a, sizeof(why));
-	rv = extc_warm_check_dir(value, "--ext-cache-seed", why, whylen);
+	rv = extc_seed_path_check_dir(value, "--ext-cache-seed", why, whylen);
 	if ((rv == 0) != want)
 		fuzz_fail(want ? "a valid directory was refused" : "an invalid directory was accepted",
 			  NULL);
@@ -67,7 +67,7 @@ static void check_key(const char *value, size_t whylen)
 	for (i = 0; i < len; i++)
 		want = want && (unsigned char)value[i] >= 0x20 && (unsigned char)value[i] < 0x7f;
 	memset(why, 0x5a, sizeof(why));
-	rv = extc_warm_check_key(value, why, whylen);
+	rv = extc_seed_path_check_key(value, why, whylen);
 	if ((rv == 0) != want)
 		fuzz_fail(want ? "a valid key was refused" : "an invalid key was accepted", NULL);
 	if (rv < 0)
@@ -108,7 +108,7 @@ static void check_pattern(const char *pattern, uid_t uid, const char *user, size
 	int rv;
 
 	memset(why, 0x5a, sizeof(why));
-	rv = extc_warm_check_pattern(pattern, why, whylen);
+	rv = extc_seed_path_check_pattern(pattern, why, whylen);
 	if ((rv == 0) != want)
 		fuzz_fail(want ? "a valid pattern was refused" : "an invalid pattern was accepted",
 			  NULL);
@@ -117,12 +117,12 @@ static void check_pattern(const char *pattern, uid_t uid, const char *user, size
 		return;
 	}
 	memset(why, 0x5a, sizeof(why));
-	rv = extc_warm_expand_pattern(pattern, uid, user, out, sizeof(out), why, whylen);
+	rv = extc_seed_path_expand(pattern, uid, user, out, sizeof(out), why, whylen);
 	if (rv < 0) {
 		fuzz_check_text(why, whylen, "expand why");
 		return;
 	}
-	if (extc_warm_check_dir(out, "seed=", why, sizeof(why)) != 0)
+	if (extc_seed_path_check_dir(out, "seed=", why, sizeof(why)) != 0)
 		fuzz_fail("an expanded pattern is not an acceptable directory", out);
 	/* the name and the number never add or remove a path component */
 	if (count_char(out, '/') != count_char(pattern, '/'))

@@ -13,7 +13,7 @@
  */
 
 /* CLOCK_MONOTONIC now, in ns, for building deadlines. */
-static inline uint64_t extc_monotonic_ns(void)
+static inline uint64_t extc_clock_monotonic_ns(void)
 {
 	struct timespec ts;
 
@@ -21,10 +21,10 @@ static inline uint64_t extc_monotonic_ns(void)
 	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 }
 
-/* Whether a deadline built on extc_monotonic_ns() has passed; 0 is none, never passed. */
-static inline bool extc_past_deadline(uint64_t deadline_ns)
+/* Whether a deadline built on extc_clock_monotonic_ns() has passed; 0 is none, never passed. */
+static inline bool extc_clock_past_deadline(uint64_t deadline_ns)
 {
-	return (deadline_ns != 0 && extc_monotonic_ns() > deadline_ns);
+	return (deadline_ns != 0 && extc_clock_monotonic_ns() > deadline_ns);
 }
 
 #endif /* EXTC_CLOCK_H_ */

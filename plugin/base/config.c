@@ -19,7 +19,7 @@ static void set_defaults(struct extc_config *cfg)
 	cfg->default_mode = EXTC_MODE_OFF;
 	cfg->on_error = EXTC_ON_ERROR_AUTO;
 	cfg->allow_shared_fs = false;
-	cfg->nvars = extc_config_builtin_vars(&builtin);
+	cfg->nvars = extc_vars_builtin(&builtin);
 	memcpy(cfg->vars, builtin, cfg->nvars * sizeof(*builtin));
 	cfg->seed_max = EXTC_DEFAULT_SEED_MAX;
 	cfg->seed_timeout = EXTC_DEFAULT_SEED_TIMEOUT;
@@ -190,7 +190,7 @@ static int parse_default(struct extc_config *cfg, const char *value, char *why, 
 
 static int parse_vars(struct extc_config *cfg, const char *value, char *why, size_t whylen)
 {
-	return (extc_config_parse_vars(value, cfg->vars, &cfg->nvars, why, whylen));
+	return (extc_config_vars_parse(value, cfg->vars, &cfg->nvars, why, whylen));
 }
 
 static int parse_on_error(struct extc_config *cfg, const char *value, char *why, size_t whylen)
@@ -208,7 +208,7 @@ static int parse_on_error(struct extc_config *cfg, const char *value, char *why,
 }
 
 /* By default a step fails only when its user asked for the cache it cannot have. */
-bool extc_on_error_fails(enum extc_on_error on_error, bool user_asked)
+bool extc_config_on_error_fails(enum extc_on_error on_error, bool user_asked)
 {
 	if (on_error == EXTC_ON_ERROR_FAIL)
 		return (true);
@@ -224,7 +224,7 @@ static int parse_shared(struct extc_config *cfg, const char *value, char *why, s
 
 static int parse_seed(struct extc_config *cfg, const char *value, char *why, size_t whylen)
 {
-	if (extc_warm_check_pattern(value, why, whylen) < 0)
+	if (extc_seed_path_check_pattern(value, why, whylen) < 0)
 		return (-1);
 	strcpy(cfg->seed, value);
 	return (0);

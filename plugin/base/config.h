@@ -33,7 +33,7 @@ enum extc_on_error {
 };
 
 /* Whether a failure fails the step: on_error=, or by default whether the user asked for a mode. */
-bool extc_on_error_fails(enum extc_on_error on_error, bool user_asked);
+bool extc_config_on_error_fails(enum extc_on_error on_error, bool user_asked);
 
 struct extc_config {
 	char base[EXTC_BASE_MAX + 1];

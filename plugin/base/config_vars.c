@@ -74,7 +74,7 @@ static int check_subdir(const char *subdir, char *why, size_t whylen)
 	return (0);
 }
 
-int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvars,
+int extc_config_vars_parse(const char *list, struct extc_var *vars, size_t *nvars,
 			   char *why, size_t whylen)
 {
 	char item[EXTC_VAR_NAME_MAX + EXTC_SUBDIR_MAX + 4];
@@ -123,8 +123,8 @@ int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvar
 				 EXTC_CONTAINER_SUBTREE);
 			return (-1);
 		}
-		vars[n].make_dir = extc_config_builtin_makes_dir(vars[n].name);
-		vars[n].loads_code = extc_config_builtin_loads_code(vars[n].name);
+		vars[n].make_dir = extc_vars_builtin_makes_dir(vars[n].name);
+		vars[n].loads_code = extc_vars_builtin_loads_code(vars[n].name);
 		for (i = 0; i < n; i++) {
 			if (strcmp(vars[i].name, vars[n].name) == 0) {
 				extc_fmt(why, whylen, "%s is listed twice", vars[n].name);

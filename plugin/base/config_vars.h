@@ -12,7 +12,7 @@
  * variables the job or the plugin itself needs, into 'vars' (at most
  * EXTC_VARS_MAX). -1 with 'why' on the first bad entry.
  */
-int extc_config_parse_vars(const char *list, struct extc_var *vars, size_t *nvars,
+int extc_config_vars_parse(const char *list, struct extc_var *vars, size_t *nvars,
 			   char *why, size_t whylen);
 
 #endif /* EXTC_CONFIG_VARS_H_ */

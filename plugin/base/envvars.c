@@ -6,7 +6,7 @@
 #include "base/envvars.h"
 #include "base/text.h"
 
-enum extc_var_action extc_var_decide(const char *current, bool user_asked,
+enum extc_var_action extc_envvars_decide(const char *current, bool user_asked,
 				     const char *managed_prefix)
 {
 	if (current == NULL || current[0] == '\0')
@@ -37,7 +37,7 @@ static size_t pathlib_len(const char *dir, bool is_home, const char **dir_out)
 	return (len);
 }
 
-enum extc_cubin_action extc_flashinfer_cubin_dir(const struct extc_config *cfg, bool user_asked,
+enum extc_cubin_action extc_envvars_flashinfer_cubin_dir(const struct extc_config *cfg, bool user_asked,
 						 const char *managed_prefix,
 						 const struct extc_cubin_env *env,
 						 char *out, size_t outlen)
@@ -47,7 +47,7 @@ enum extc_cubin_action extc_flashinfer_cubin_dir(const struct extc_config *cfg, 
 	size_t len;
 
 	if (extc_config_find_var(cfg, EXTC_FLASHINFER_BASE) == NULL ||
-	    extc_var_decide(env->base, user_asked, managed_prefix) == EXTC_VAR_KEEP_USER)
+	    extc_envvars_decide(env->base, user_asked, managed_prefix) == EXTC_VAR_KEEP_USER)
 		return (EXTC_CUBIN_NOT_MOVED);
 	if (extc_config_find_var(cfg, EXTC_FLASHINFER_CUBIN) != NULL)
 		return (EXTC_CUBIN_MANAGED);

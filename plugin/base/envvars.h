@@ -25,7 +25,7 @@ enum extc_var_action {
  * under which every value this plugin ever exports lies.
  * The value is only compared, never used to build a path.
  */
-enum extc_var_action extc_var_decide(const char *current, bool user_asked,
+enum extc_var_action extc_envvars_decide(const char *current, bool user_asked,
 				     const char *managed_prefix);
 
 #define EXTC_FLASHINFER_BASE "FLASHINFER_WORKSPACE_BASE"
@@ -56,10 +56,10 @@ enum extc_cubin_action {
  * store would start empty in every step: every step downloads again, and
  * an offline node fails. So FLASHINFER_CUBIN_DIR is pinned to the store the
  * user would have had, computed as FlashInfer computes it.
- * 'user_asked' and 'managed_prefix' are as for extc_var_decide(). Values
+ * 'user_asked' and 'managed_prefix' are as for extc_envvars_decide(). Values
  * are only compared and joined, never opened.
  */
-enum extc_cubin_action extc_flashinfer_cubin_dir(const struct extc_config *cfg, bool user_asked,
+enum extc_cubin_action extc_envvars_flashinfer_cubin_dir(const struct extc_config *cfg, bool user_asked,
 						 const char *managed_prefix,
 						 const struct extc_cubin_env *env,
 						 char *out, size_t outlen);

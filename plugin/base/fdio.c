@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: small descriptor chores: a listing that keeps its descriptor, whole writes, "." and "..". */
+/* spank-ext-cache: small descriptor chores: a listing that keeps its descriptor, whole writes, "." and "..", a rename that never replaces. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -51,4 +53,19 @@ int extc_fdio_write_all(int fd, const void *buf, size_t n)
 bool extc_fdio_is_dot(const char *name)
 {
 	return (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')));
+}
+
+int extc_fdio_rename_noreplace(int sfd, const char *sname, int dfd, const char *dname,
+			       bool isdir)
+{
+	if (renameat2(sfd, sname, dfd, dname, RENAME_NOREPLACE) == 0)
+		return (0);
+	if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+		return (-1);
+	if (isdir)
+		return (renameat(sfd, sname, dfd, dname));
+	if (linkat(sfd, sname, dfd, dname, 0) < 0)
+		return (-1);
+	unlinkat(sfd, sname, 0);
+	return (0);
 }

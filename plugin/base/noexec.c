@@ -10,7 +10,7 @@
 /* the directory as the message shows it: the leaf is far shorter than this */
 #define LEAF_SHOWN_MAX 400
 
-enum extc_exec_probe extc_exec_probe_fd(int fd)
+enum extc_exec_probe extc_noexec_probe_fd(int fd)
 {
 	struct statvfs sv;
 
@@ -19,12 +19,12 @@ enum extc_exec_probe extc_exec_probe_fd(int fd)
 	return ((sv.f_flag & ST_NOEXEC) ? EXTC_EXEC_NOEXEC : EXTC_EXEC_ALLOWED);
 }
 
-enum extc_exec_probe extc_exec_probe_path(const char *path)
+enum extc_exec_probe extc_noexec_probe_path(const char *path)
 {
 	enum extc_exec_probe probe;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	probe = extc_exec_probe_fd(fd);
+	probe = extc_noexec_probe_fd(fd);
 	if (fd >= 0)
 		close(fd);
 	return (probe);
@@ -56,5 +56,5 @@ enum extc_noexec_action extc_noexec_decide(enum extc_exec_probe probe, const cha
 	extc_escape(leaf, LEAF_SHOWN_MAX, shown, sizeof(shown));
 	extc_fmt(why, whylen, "%s is on a noexec mount: the code %s's tool builds there cannot be "
 		 "loaded (\"failed to map segment from shared object\")", shown, var);
-	return (extc_on_error_fails(cfg->on_error, user_asked) ? EXTC_NOEXEC_FAIL : EXTC_NOEXEC_WARN);
+	return (extc_config_on_error_fails(cfg->on_error, user_asked) ? EXTC_NOEXEC_FAIL : EXTC_NOEXEC_WARN);
 }

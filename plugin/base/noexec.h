@@ -16,14 +16,14 @@ enum extc_exec_probe {
 };
 
 /* The flags of the mount under the open directory 'fd' (fstatvfs); UNKNOWN for a bad fd. */
-enum extc_exec_probe extc_exec_probe_fd(int fd);
+enum extc_exec_probe extc_noexec_probe_fd(int fd);
 
 /*
  * Open 'path' (a directory, its last component never followed) and read
  * its mount's flags with fstatvfs(): what this process sees, so in a
  * task's own mount namespace what the task sees.
  */
-enum extc_exec_probe extc_exec_probe_path(const char *path);
+enum extc_exec_probe extc_noexec_probe_path(const char *path);
 
 /*
  * The first variable of 'cfg' whose tool loads code from its directory,
@@ -41,7 +41,7 @@ enum extc_noexec_action {
  * What a step does whose directory 'leaf' the probe found as it did: a
  * tool told to build there would fail when it loads what it built
  * ("failed to map segment from shared object"), naming neither the mount
- * nor this plugin. The decision is on_error='s (extc_on_error_fails). For
+ * nor this plugin. The decision is on_error='s (extc_config_on_error_fails). For
  * FAIL and WARN, 'why' names the directory (escaped), "noexec" and the
  * first variable concerned.
  */

@@ -15,7 +15,7 @@ static bool has_control(const char *s)
 	return (false);
 }
 
-int extc_warm_check_dir(const char *value, const char *what, char *why, size_t whylen)
+int extc_seed_path_check_dir(const char *value, const char *what, char *why, size_t whylen)
 {
 	const char *reason = NULL;
 	char shown[96];
@@ -36,7 +36,7 @@ int extc_warm_check_dir(const char *value, const char *what, char *why, size_t w
 	return (-1);
 }
 
-int extc_warm_check_key(const char *value, char *why, size_t whylen)
+int extc_seed_path_check_key(const char *value, char *why, size_t whylen)
 {
 	char shown[96];
 	const char *p;
@@ -56,7 +56,7 @@ int extc_warm_check_key(const char *value, char *why, size_t whylen)
 	return (0);
 }
 
-int extc_warm_check_pattern(const char *pattern, char *why, size_t whylen)
+int extc_seed_path_check_pattern(const char *pattern, char *why, size_t whylen)
 {
 	const char *p;
 
@@ -90,7 +90,7 @@ static bool plain_name(const char *name)
 		!extc_fdio_is_dot(name));
 }
 
-int extc_warm_expand_pattern(const char *pattern, uid_t uid, const char *user,
+int extc_seed_path_expand(const char *pattern, uid_t uid, const char *user,
 			     char *out, size_t outlen, char *why, size_t whylen)
 {
 	char num[16];
@@ -105,7 +105,7 @@ int extc_warm_expand_pattern(const char *pattern, uid_t uid, const char *user,
 		if (*p == '%') {
 			p++;
 			if (*p == '\0') {
-				/* extc_warm_check_pattern refuses this; never read past the end */
+				/* extc_seed_path_check_pattern refuses this; never read past the end */
 				extc_fmt(why, whylen, "the seed= pattern ends with a lone %%");
 				return (-1);
 			}

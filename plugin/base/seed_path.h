@@ -23,19 +23,19 @@
  * 'what' names the source ("--ext-cache-seed"); on failure 'why' is a
  * sentence naming the (escaped) value and what is allowed.
  */
-int extc_warm_check_dir(const char *value, const char *what, char *why, size_t whylen);
+int extc_seed_path_check_dir(const char *value, const char *what, char *why, size_t whylen);
 
 /* SLURM_EXT_CACHE_KEY: printable ASCII, at most EXTC_WARM_KEY_MAX bytes (may be empty). */
-int extc_warm_check_key(const char *value, char *why, size_t whylen);
+int extc_seed_path_check_key(const char *value, char *why, size_t whylen);
 
 /* The admin's seed= pattern: absolute, only %u, %U and %% as escapes. */
-int extc_warm_check_pattern(const char *pattern, char *why, size_t whylen);
+int extc_seed_path_check_pattern(const char *pattern, char *why, size_t whylen);
 
 /*
  * Expand a checked pattern: %u the uid, %U the user name, %% a '%'. The
  * user name must be a plain name (no '/', not "." or "..", printable).
  */
-int extc_warm_expand_pattern(const char *pattern, uid_t uid, const char *user,
+int extc_seed_path_expand(const char *pattern, uid_t uid, const char *user,
 			     char *out, size_t outlen, char *why, size_t whylen);
 
 #endif /* EXTC_SEED_PATH_H_ */

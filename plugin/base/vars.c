@@ -22,7 +22,7 @@ static const struct extc_var builtin_vars[] = {
 	{ "TORCHINDUCTOR_CACHE_DIR", "torchinductor", false, true },
 	/* cubins read into memory and handed to the driver */
 	{ "CUPY_CACHE_DIR", "cupy", false, false },
-	/* moves FlashInfer's cubin store too: see extc_flashinfer_cubin_dir() */
+	/* moves FlashInfer's cubin store too: see extc_envvars_flashinfer_cubin_dir() */
 	{ "FLASHINFER_WORKSPACE_BASE", "flashinfer", false, true },
 	/* releases before the C++ JIT load a kernel.so with ctypes */
 	{ "DG_JIT_CACHE_DIR", "deep_gemm", false, true },
@@ -44,7 +44,7 @@ static const struct extc_var builtin_vars[] = {
 _Static_assert(sizeof(builtin_vars) / sizeof(builtin_vars[0]) <= EXTC_VARS_MAX,
 	       "the built-in list must fit a struct extc_config");
 
-size_t extc_config_builtin_vars(const struct extc_var **vars)
+size_t extc_vars_builtin(const struct extc_var **vars)
 {
 	*vars = builtin_vars;
 	return (sizeof(builtin_vars) / sizeof(builtin_vars[0]));
@@ -62,7 +62,7 @@ static const struct extc_var *builtin_find(const char *name)
 }
 
 /* A name the plugin does not know is an unknown tool: it gets its directory. */
-bool extc_config_builtin_makes_dir(const char *name)
+bool extc_vars_builtin_makes_dir(const char *name)
 {
 	const struct extc_var *var = builtin_find(name);
 
@@ -70,7 +70,7 @@ bool extc_config_builtin_makes_dir(const char *name)
 }
 
 /* ... and is assumed to load code from it: a wrong guess costs a message, the other a crash. */
-bool extc_config_builtin_loads_code(const char *name)
+bool extc_vars_builtin_loads_code(const char *name)
 {
 	const struct extc_var *var = builtin_find(name);
 

@@ -29,10 +29,10 @@ struct extc_var {
 };
 
 /* The built-in variable list (docs/cache-dirs.md). */
-size_t extc_config_builtin_vars(const struct extc_var **vars);
+size_t extc_vars_builtin(const struct extc_var **vars);
 /* Whether the leaf must hold the directory of a variable called 'name' (see struct extc_var). */
-bool extc_config_builtin_makes_dir(const char *name);
+bool extc_vars_builtin_makes_dir(const char *name);
 /* Whether the tool reading 'name' loads code from its directory (see struct extc_var). */
-bool extc_config_builtin_loads_code(const char *name);
+bool extc_vars_builtin_loads_code(const char *name);
 
 #endif /* EXTC_VARS_H_ */

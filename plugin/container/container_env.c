@@ -63,7 +63,7 @@ fail:
 	return (EXTC_CENV_NO_MEMORY);
 }
 
-void extc_cenv_list_free(struct extc_cenv_list *list)
+void extc_container_env_list_free(struct extc_cenv_list *list)
 {
 	size_t i;
 
@@ -210,7 +210,7 @@ static enum extc_cenv_result user_set_either(const struct extc_cenv_in *in, cons
 	return (rv);
 }
 
-enum extc_cenv_result extc_cenv_inside(const struct extc_cenv_in *in, struct extc_cenv_list *out)
+enum extc_cenv_result extc_container_env_inside(const struct extc_cenv_in *in, struct extc_cenv_list *out)
 {
 	enum extc_cenv_result rv = EXTC_CENV_OK;
 	size_t i;
@@ -237,7 +237,7 @@ static enum extc_cenv_result add_runtime_vars(const struct extc_cenv_in *in,
 					      struct extc_cenv_list *out)
 {
 	struct extc_cenv_list inside = { 0 };
-	enum extc_cenv_result rv = extc_cenv_inside(in, &inside);
+	enum extc_cenv_result rv = extc_container_env_inside(in, &inside);
 	size_t i;
 
 	for (i = 0; i < inside.npairs && rv == EXTC_CENV_OK; i++) {
@@ -250,11 +250,11 @@ static enum extc_cenv_result add_runtime_vars(const struct extc_cenv_in *in,
 		if (rv == EXTC_CENV_OK && !chose)
 			rv = add_runtime_pair(in, p->name, p->value, out);
 	}
-	extc_cenv_list_free(&inside);
+	extc_container_env_list_free(&inside);
 	return (rv);
 }
 
-enum extc_cenv_result extc_cenv_build(const struct extc_cenv_in *in, struct extc_cenv_list *out)
+enum extc_cenv_result extc_container_env_build(const struct extc_cenv_in *in, struct extc_cenv_list *out)
 {
 	enum extc_cenv_result bind = add_binds(in, out);
 	enum extc_cenv_result rv;

@@ -62,17 +62,17 @@ enum extc_cenv_result {
  * (the job's own, with the leaf appended) and APPTAINERENV_/SINGULARITYENV_
  * for each cache variable and for SLURM_EXT_CACHE_DIR/MODE. A bind problem
  * leaves the bind lists out and the rest in; the result says which.
- * 'out' is to be freed with extc_cenv_list_free() whatever the result.
+ * 'out' is to be freed with extc_container_env_list_free() whatever the result.
  */
-enum extc_cenv_result extc_cenv_build(const struct extc_cenv_in *in, struct extc_cenv_list *out);
+enum extc_cenv_result extc_container_env_build(const struct extc_cenv_in *in, struct extc_cenv_list *out);
 
 /*
  * The values inside a container, one NAME=value per cache variable plus
  * SLURM_EXT_CACHE_DIR and SLURM_EXT_CACHE_MODE: the env file's lines for
  * runtimes that read a file (the lookup is not used; 'was' stays NULL).
  */
-enum extc_cenv_result extc_cenv_inside(const struct extc_cenv_in *in, struct extc_cenv_list *out);
+enum extc_cenv_result extc_container_env_inside(const struct extc_cenv_in *in, struct extc_cenv_list *out);
 
-void extc_cenv_list_free(struct extc_cenv_list *list);
+void extc_container_env_list_free(struct extc_cenv_list *list);
 
 #endif /* EXTC_CONTAINER_ENV_H_ */

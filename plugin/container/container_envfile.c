@@ -83,7 +83,7 @@ static int open_subtree(int leaffd)
 	return (openat(leaffd, EXTC_CONTAINER_SUBTREE, DIR_FLAGS));
 }
 
-enum extc_envfile_result extc_envfile_write(int leaffd, const struct extc_cenv_list *lines,
+enum extc_envfile_result extc_container_envfile_write(int leaffd, const struct extc_cenv_list *lines,
 					    char *why, size_t whylen)
 {
 	char tmp[64];

@@ -23,7 +23,7 @@ enum extc_envfile_result {
  * appears whole or not at all (a temporary name, then rename), and no
  * symbolic link is followed. Runs as the job's user.
  */
-enum extc_envfile_result extc_envfile_write(int leaffd, const struct extc_cenv_list *lines,
+enum extc_envfile_result extc_container_envfile_write(int leaffd, const struct extc_cenv_list *lines,
 					    char *why, size_t whylen);
 
 #endif /* EXTC_CONTAINER_ENVFILE_H_ */

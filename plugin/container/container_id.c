@@ -101,7 +101,7 @@ static enum extc_ctr_kind reference(const char *ref, char *spec, size_t len)
 	return (EXTC_CTR_DIGEST);
 }
 
-enum extc_ctr_kind extc_ctr_from_pyxis(const char *image, const char *name, const char *cwd,
+enum extc_ctr_kind extc_container_id_from_pyxis(const char *image, const char *name, const char *cwd,
 				       char *spec, size_t len)
 {
 	spec[0] = '\0';
@@ -157,7 +157,7 @@ static enum extc_ctr_kind apptainer_image(int argc, char *const *argv, const cha
 	return (file_image(argv[i], cwd, spec, len));
 }
 
-enum extc_ctr_kind extc_ctr_from_argv(int argc, char *const *argv, const char *cwd, char *spec,
+enum extc_ctr_kind extc_container_id_from_argv(int argc, char *const *argv, const char *cwd, char *spec,
 				      size_t len)
 {
 	const char *prog;

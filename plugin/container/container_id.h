@@ -23,7 +23,7 @@ enum extc_ctr_kind {
  * digits (a tag can be pushed again). A container name alone reuses a
  * container that a step may have changed: unknown.
  */
-enum extc_ctr_kind extc_ctr_from_pyxis(const char *image, const char *name, const char *cwd,
+enum extc_ctr_kind extc_container_id_from_pyxis(const char *image, const char *name, const char *cwd,
 				       char *spec, size_t len);
 
 /*
@@ -35,7 +35,7 @@ enum extc_ctr_kind extc_ctr_from_pyxis(const char *image, const char *name, cons
  * EXTC_CTR_ARGV_MAX words, is unknown. Anything else (a script, a Python) is the host's, as far as
  * the plugin can tell.
  */
-enum extc_ctr_kind extc_ctr_from_argv(int argc, char *const *argv, const char *cwd, char *spec,
+enum extc_ctr_kind extc_container_id_from_argv(int argc, char *const *argv, const char *cwd, char *spec,
 				      size_t len);
 
 #endif /* EXTC_CONTAINER_ID_H_ */

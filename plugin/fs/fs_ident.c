@@ -98,7 +98,7 @@ int extc_ident_at(int dirfd, const char *name, struct extc_ident *id)
 	return (ident_other_mount(dirfd, name, flags, &dir_id, id));
 }
 
-enum extc_open_result extc_open_below(int parentfd, const struct extc_ident *parent_id,
+enum extc_open_result extc_ident_open_below(int parentfd, const struct extc_ident *parent_id,
 				      const char *name, int *fd, struct extc_ident *id)
 {
 	enum extc_open_result res = EXTC_OPEN_ERROR;
@@ -181,7 +181,7 @@ static const struct {
 	{ 0x564c0000UL, "vxfs-cluster" },
 };
 
-int extc_fs_is_network(int fd, bool *network, const char **type_name)
+int extc_ident_is_network_fs(int fd, bool *network, const char **type_name)
 {
 	struct statfs sfs;
 	size_t i;

@@ -33,7 +33,7 @@ int extc_ident_fd(int fd, struct extc_ident *id);
  */
 int extc_ident_at(int dirfd, const char *name, struct extc_ident *id);
 
-/* What extc_open_below found. */
+/* What extc_ident_open_below found. */
 enum extc_open_result {
 	EXTC_OPEN_OK,		/* '*fd' is the directory, on the parent's mount */
 	EXTC_OPEN_ABSENT,	/* no such entry */
@@ -53,7 +53,7 @@ enum extc_open_result {
  * (of the mount root for EXTC_OPEN_MOUNT, which a filesystem that refuses
  * root its attributes still is: see extc_ident_at).
  */
-enum extc_open_result extc_open_below(int parentfd, const struct extc_ident *parent_id,
+enum extc_open_result extc_ident_open_below(int parentfd, const struct extc_ident *parent_id,
 				      const char *name, int *fd, struct extc_ident *id);
 
 /*
@@ -71,7 +71,7 @@ bool extc_ident_same_mount(const struct extc_ident *a, const struct extc_ident *
 int extc_ident_mount_ns(struct extc_ident *id);
 
 /* Is the filesystem under 'fd' a network or cluster filesystem (NFS, Lustre, GPFS, ...)? */
-int extc_fs_is_network(int fd, bool *network, const char **type_name);
+int extc_ident_is_network_fs(int fd, bool *network, const char **type_name);
 
 /* The descriptor flags used for every directory the plugin opens as root. */
 #define EXTC_DIR_OPEN_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)

@@ -21,7 +21,7 @@
 
 int extc_level_lock(int fd, int op, unsigned wait_ms)
 {
-	uint64_t deadline = extc_monotonic_ns() + (uint64_t)wait_ms * 1000000ull;
+	uint64_t deadline = extc_clock_monotonic_ns() + (uint64_t)wait_ms * 1000000ull;
 	struct timespec pause = { 0, 1000000 };
 
 	for (;;) {
@@ -29,7 +29,7 @@ int extc_level_lock(int fd, int op, unsigned wait_ms)
 			return (0);
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return (-1);
-		if (extc_monotonic_ns() >= deadline) {
+		if (extc_clock_monotonic_ns() >= deadline) {
 			errno = EWOULDBLOCK;
 			return (-1);
 		}
@@ -126,7 +126,7 @@ static enum extc_level_result open_level(struct extc_level_walk *w, int parentfd
 				goto out;
 			}
 		}
-		res = extc_open_below(parentfd, mount_ok ? NULL : &parent_id, name, &fd, &id);
+		res = extc_ident_open_below(parentfd, mount_ok ? NULL : &parent_id, name, &fd, &id);
 		if (res != EXTC_OPEN_ABSENT || !create)
 			break;
 	}
@@ -246,7 +246,7 @@ enum extc_level_result extc_level_open_top(struct extc_level_walk *w, bool creat
 	rv = open_base(w, create, why, whylen);
 	if (rv != EXTC_LEVEL_FOUND)
 		return (rv);
-	if (extc_fs_is_network(w->base, &network, &fstype) < 0) {
+	if (extc_ident_is_network_fs(w->base, &network, &fstype) < 0) {
 		extc_fmt(why, whylen, "%s: cannot stat the filesystem: %s", w->path, strerror(errno));
 		return (EXTC_LEVEL_REFUSED);
 	}

@@ -33,7 +33,7 @@ const struct extc_rm_limits *extc_fs_policy_rm_limits(const struct extc_fs_polic
 	if (pol->rm_limits != NULL)
 		return (pol->rm_limits);
 	extc_rm_limits_default(buf);
-	buf->deadline_ns = extc_monotonic_ns() + CRITICAL_REMOVE_BUDGET_NS;
+	buf->deadline_ns = extc_clock_monotonic_ns() + CRITICAL_REMOVE_BUDGET_NS;
 	return (buf);
 }
 

@@ -21,18 +21,18 @@
 
 /*
  * Open a subdirectory for descent without asking a filesystem mounted on
- * it (extc_open_below). The descriptor budget is ours; the process limit
+ * it (extc_ident_open_below). The descriptor budget is ours; the process limit
  * may be lower still.
  */
 static enum extc_open_result open_child_dir(struct rm_walk *w, int dfd, const char *name, int *fd,
 					    struct extc_ident *id)
 {
-	enum extc_open_result res = extc_open_below(dfd, &w->top, name, fd, id);
+	enum extc_open_result res = extc_ident_open_below(dfd, &w->top, name, fd, id);
 
 	while (res == EXTC_OPEN_ERROR && (errno == EMFILE || errno == ENFILE) &&
 	       w->lowest_open + 1 < w->depth) {
 		extc_rmstack_evict_oldest(w);
-		res = extc_open_below(dfd, &w->top, name, fd, id);
+		res = extc_ident_open_below(dfd, &w->top, name, fd, id);
 	}
 	return (res);
 }
@@ -171,7 +171,7 @@ static bool over_budget(struct rm_walk *w)
 		return (true);
 	}
 	/* the clock is read on the first entry and every 256th after it */
-	if ((w->visited & 255) == 1 && extc_past_deadline(l->deadline_ns)) {
+	if ((w->visited & 255) == 1 && extc_clock_past_deadline(l->deadline_ns)) {
 		extc_rmstack_stop(w, "time budget exhausted");
 		return (true);
 	}
@@ -230,7 +230,7 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 			extc_rmstack_note_failure(w, errno, name, id->ino);
 		return (false);
 	}
-	switch (extc_open_below(parentfd, &parent_id, name, fd, id)) {
+	switch (extc_ident_open_below(parentfd, &parent_id, name, fd, id)) {
 	case EXTC_OPEN_ABSENT:
 		return (false);
 	case EXTC_OPEN_MOUNT:
@@ -259,7 +259,7 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 	return (true);
 }
 
-int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits *limits,
+int extc_remove_tree_at(int parentfd, const char *name, const struct extc_rm_limits *limits,
 		    struct extc_rm_report *report)
 {
 	struct extc_rm_limits defaults;

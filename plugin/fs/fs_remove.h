@@ -3,7 +3,7 @@
 #ifndef EXTC_FS_REMOVE_H_
 #define EXTC_FS_REMOVE_H_
 
-#include "fs/fs_report.h"
+#include "fs/fs_rm.h"
 
 /*
  * Remove 'name' (a directory tree or a single entry) below 'parentfd'.
@@ -20,7 +20,7 @@
  * left whole and counted in 'foreign'. Returns 0 when everything is gone (or was never
  * there), -1 otherwise with the details in 'report'.
  */
-int extc_rm_tree_at(int parentfd, const char *name, const struct extc_rm_limits *limits,
+int extc_remove_tree_at(int parentfd, const char *name, const struct extc_rm_limits *limits,
 		    struct extc_rm_report *report);
 
 #endif /* EXTC_FS_REMOVE_H_ */

@@ -9,7 +9,7 @@
 
 #include "fs/fs_ident.h"
 #include "fs/fs_inoset.h"
-#include "fs/fs_report.h"
+#include "fs/fs_rm.h"
 
 /*
  * One level of the walk. Levels are kept on a heap stack, never the C

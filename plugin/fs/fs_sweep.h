@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "fs/fs_policy.h"
-#include "fs/fs_report.h"
+#include "fs/fs_rm.h"
 
 /* Does the job still run (or is it still ending) anywhere? Unsure means yes. */
 typedef bool (*extc_sweep_alive_fn)(uint32_t jobid, void *arg);

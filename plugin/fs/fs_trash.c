@@ -45,7 +45,7 @@ enum extc_level_result extc_trash_open(struct extc_level_walk *w, bool create, i
 			goto out;
 		}
 	}
-	if (extc_open_below(w->node, &node_id, EXTC_TRASH_NAME, &fd, &id) == EXTC_OPEN_MOUNT)
+	if (extc_ident_open_below(w->node, &node_id, EXTC_TRASH_NAME, &fd, &id) == EXTC_OPEN_MOUNT)
 		errno = EBUSY;
 	if (fd < 0) {
 		if (errno == ENOENT && !create)
@@ -85,7 +85,7 @@ int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag)
 	char tname[96];
 
 	if (extc_fmt(tname, sizeof(tname), "%s.%d.%llx.%u", tag, (int)getpid(),
-		     (unsigned long long)extc_monotonic_ns(), seq++) < 0) {
+		     (unsigned long long)extc_clock_monotonic_ns(), seq++) < 0) {
 		errno = ENAMETOOLONG;
 		return (-1);
 	}
@@ -158,7 +158,7 @@ static int keep_entry(int trashfd, const char *name)
 
 	if (extc_ident_fd(trashfd, &trash_id) < 0 ||
 	    (mkdirat(trashfd, EXTC_TRASH_KEPT_NAME, TRASH_MODE) < 0 && errno != EEXIST) ||
-	    extc_open_below(trashfd, &trash_id, EXTC_TRASH_KEPT_NAME, &keptfd, &id) != EXTC_OPEN_OK)
+	    extc_ident_open_below(trashfd, &trash_id, EXTC_TRASH_KEPT_NAME, &keptfd, &id) != EXTC_OPEN_OK)
 		goto out;
 	if (id.uid != 0 || (id.mode & 077) != 0) {
 		errno = EPERM;
@@ -195,7 +195,7 @@ static void empty_entries(DIR *dir, int trashfd, const struct extc_rm_limits *li
 		}
 		if (extc_fdio_is_dot(de->d_name) || strcmp(de->d_name, EXTC_TRASH_KEPT_NAME) == 0)
 			continue;
-		if (extc_rm_tree_at(trashfd, de->d_name, limits, &part) < 0 && part.stopped == NULL &&
+		if (extc_remove_tree_at(trashfd, de->d_name, limits, &part) < 0 && part.stopped == NULL &&
 		    part.mounts == 0 && keep_entry(trashfd, de->d_name) == 0) {
 			if (kept->n++ == 0) {
 				extc_rm_report_text(&part, text, sizeof(text));

@@ -73,7 +73,7 @@ static int remove_stale_leaf(struct extc_level_walk *w, const char *leaf, char *
 	struct extc_rm_report rep;
 	char text[512];
 
-	if (extc_rm_tree_at(w->job, leaf, extc_fs_policy_rm_limits(w->tree.pol, &limits),
+	if (extc_remove_tree_at(w->job, leaf, extc_fs_policy_rm_limits(w->tree.pol, &limits),
 			    &rep) == 0)
 		return (0);
 	extc_rm_report_text(&rep, text, sizeof(text));
@@ -118,7 +118,7 @@ static int make_leaf(struct extc_level_walk *w, const char *leaf, const struct e
 			goto out;
 		}
 		/* a leaf of a job-mode step is the user's: it may carry a mount (FUSE) */
-		res = extc_open_below(w->job, &job_id, leaf, &fd, &id);
+		res = extc_ident_open_below(w->job, &job_id, leaf, &fd, &id);
 		if (res == EXTC_OPEN_MOUNT) {
 			extc_fmt(why, whylen, "%s: is a mount point; refusing it", w->path);
 			goto out;
@@ -161,7 +161,7 @@ out:
 	 * when the failure was running out of them.
 	 */
 	if (rv < 0 && created && unlinkat(w->job, leaf, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		extc_rm_tree_at(w->job, leaf, extc_fs_policy_rm_limits(pol, &limits), &rep);
+		extc_remove_tree_at(w->job, leaf, extc_fs_policy_rm_limits(pol, &limits), &rep);
 	flock(w->uid, LOCK_UN);
 	return (rv);
 }
@@ -289,7 +289,7 @@ int extc_tree_remove_leaf(const struct extc_tree *tree, const struct extc_ids *i
 		rv = -1;
 		goto out;
 	}
-	rv = extc_rm_tree_at(w.job, leaf, extc_fs_policy_rm_limits(tree->pol, &limits), report);
+	rv = extc_remove_tree_at(w.job, leaf, extc_fs_policy_rm_limits(tree->pol, &limits), report);
 	if (rv < 0) {
 		char text[512], ignored[256];
 
@@ -329,7 +329,7 @@ int extc_tree_remove_job(const struct extc_tree *tree, uid_t uid, uint32_t jobid
 		rv = (opened == EXTC_LEVEL_ABSENT) ? 0 : -1;
 		goto out;
 	}
-	if (extc_rm_tree_at(w.uid, jname, extc_fs_policy_rm_limits(tree->pol, &limits),
+	if (extc_remove_tree_at(w.uid, jname, extc_fs_policy_rm_limits(tree->pol, &limits),
 			    report) < 0) {
 		char text[512];
 

@@ -13,7 +13,7 @@
 #include "pool/pool_child.h"
 #include "pool/pool_rename.h"
 
-int extc_pool_fp_child(void *varg, void *res, size_t reslen)
+int extc_pool_child_fp(void *varg, void *res, size_t reslen)
 {
 	const struct extc_pool_fp_arg *a = varg;
 	struct extc_pool_fp_res *r = res;
@@ -27,15 +27,15 @@ int extc_pool_fp_child(void *varg, void *res, size_t reslen)
 			 "file:%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64 ".%09ld",
 			 (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (uint64_t)sb.st_size,
 			 (int64_t)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
-	return (extc_pool_install_fp(a->path, a->venv, a->conda, a->cuda_home, r->fp,
+	return (extc_pool_key_install_fp(a->path, a->venv, a->conda, a->cuda_home, r->fp,
 				     sizeof(r->fp)));
 }
 
-int extc_pool_take_child(void *varg, void *res, size_t reslen)
+int extc_pool_child_take(void *varg, void *res, size_t reslen)
 {
 	struct extc_pool_child_arg *a = varg;
 	struct extc_warm_seed_res *r = res;
-	uint64_t t0 = extc_monotonic_ns();
+	uint64_t t0 = extc_clock_monotonic_ns();
 	int leaffd, keyfd = -1;
 	enum extc_manifest_result ret;
 
@@ -62,25 +62,25 @@ int extc_pool_take_child(void *varg, void *res, size_t reslen)
 						sizeof(r->seed_why));
 	}
 out:
-	r->ns = extc_monotonic_ns() - t0;
+	r->ns = extc_clock_monotonic_ns() - t0;
 	extc_warm_child_close(leaffd, keyfd);
 	return (0);
 }
 
-int extc_pool_put_back_child(void *varg, void *res, size_t reslen)
+int extc_pool_child_put_back(void *varg, void *res, size_t reslen)
 {
 	struct extc_pool_child_arg *a = varg;
 	struct extc_warm_publish_res *r = res;
-	uint64_t t0 = extc_monotonic_ns();
+	uint64_t t0 = extc_clock_monotonic_ns();
 	int leaffd, keyfd;
 	int rv = -1;
 
 	memset(r, 0, reslen);
-	/* what the key holds afterwards is root's to measure (extc_pool_account), never ours */
+	/* what the key holds afterwards is root's to measure (extc_pool_hold_account), never ours */
 	if (extc_warm_child_open(&a->w, a->key_dir, &leaffd, &keyfd, r->why, sizeof(r->why)) == 0)
 		rv = extc_pool_rename_put_back(leaffd, keyfd, &a->w.opts, &a->w.want, &r->rep,
 					       r->why, sizeof(r->why));
-	r->ns = extc_monotonic_ns() - t0;
+	r->ns = extc_clock_monotonic_ns() - t0;
 	extc_warm_child_close(leaffd, keyfd);
 	return (rv);
 }

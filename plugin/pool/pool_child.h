@@ -28,11 +28,11 @@ struct extc_pool_child_arg {
 };
 
 /*
- * extc_as_user functions: extc_pool_install_fp as the user (and the
+ * extc_as_user functions: extc_pool_key_install_fp as the user (and the
  * identity of a->image: device, inode, size, modification time, followed
  * as the runtime will open it).
  */
-int extc_pool_fp_child(void *varg, void *res, size_t reslen);
+int extc_pool_child_fp(void *varg, void *res, size_t reslen);
 
 /*
  * The take, in the task as the user (called directly, not through
@@ -40,13 +40,13 @@ int extc_pool_fp_child(void *varg, void *res, size_t reslen);
  * renamed into the fresh leaf (extc_pool_rename_take) when its manifest
  * allows, filling an extc_warm_seed_res.
  */
-int extc_pool_take_child(void *varg, void *res, size_t reslen);
+int extc_pool_child_take(void *varg, void *res, size_t reslen);
 
 /*
  * The put-back, an extc_as_user function: the leaf's completed builds
  * renamed into the key (extc_pool_rename_put_back), filling an
  * extc_warm_publish_res; 0 or -1 as extc_pool_rename_put_back.
  */
-int extc_pool_put_back_child(void *varg, void *res, size_t reslen);
+int extc_pool_child_put_back(void *varg, void *res, size_t reslen);
 
 #endif /* EXTC_POOL_CHILD_H_ */

@@ -16,7 +16,7 @@
 #include "fs/fs_trash.h"
 #include "base/layout.h"
 #include "pool/pool_evict.h"
-#include "pool/pool_fs.h"
+#include "pool/pool_hold.h"
 #include "pool/pool_level.h"
 #include "pool/pool_job.h"
 #include "pool/pool_measure.h"
@@ -102,9 +102,9 @@ static size_t scan_user(struct pass *ps, int uidfd, uid_t uid)
 		memset(x, 0, sizeof(*x));
 		x->uid = uid;
 		strcpy(x->key, de->d_name);
-		fd = extc_pool_open_record(uidfd, de->d_name, false, ps->pol);
+		fd = extc_pool_level_open_record(uidfd, de->d_name, false, ps->pol);
 		if (fd >= 0) {
-			extc_pool_read_record(fd, &rec);
+			extc_pool_level_read_record(fd, &rec);
 			x->used = rec.used;
 			x->unmeasurable = rec.unmeasurable;
 			x->old_version = rec.old_version;
@@ -159,11 +159,11 @@ static int evict_one(int uidfd, int trashfd, const struct extc_pool_entry *e,
 
 	if (flock(uidfd, LOCK_EX | LOCK_NB) < 0)
 		return (-1);
-	fd = extc_pool_open_record(uidfd, e->key, false, pol);
+	fd = extc_pool_level_open_record(uidfd, e->key, false, pol);
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
 		goto out;
 	if (fd >= 0) {
-		extc_pool_read_record(fd, &now);
+		extc_pool_level_read_record(fd, &now);
 		if (now.used != e->used)
 			goto out;	/* used since the scan */
 	}
@@ -214,15 +214,15 @@ static void pass_user(struct pass *ps, const char *uname, uid_t uid)
 	struct user_budget b;
 	size_t i, n;
 
-	if (extc_pool_open_user(&ps->p, uname, false, why, sizeof(why)) != EXTC_LEVEL_FOUND)
+	if (extc_pool_level_open_user(&ps->p, uname, false, why, sizeof(why)) != EXTC_LEVEL_FOUND)
 		return;
 	ps->rep->users++;
 	n = scan_user(ps, ps->p.uid, uid);
 	ps->rep->keys += (unsigned)n;
 	b.uidfd = ps->p.uid;
 	b.names_left = ps->lim.user_inodes;
-	b.deadline_ns = extc_monotonic_ns() + EXTC_POOL_MEASURE_BUDGET_NS;
-	extc_pool_choose_user(ps->user, n, &ps->lim, ps->now, measure_entry, &b);
+	b.deadline_ns = extc_clock_monotonic_ns() + EXTC_POOL_MEASURE_BUDGET_NS;
+	extc_pool_policy_choose_user(ps->user, n, &ps->lim, ps->now, measure_entry, &b);
 	for (i = 0; i < n; i++) {
 		ps->rep->busy += ps->user[i].busy;
 		settle(ps, ps->p.uid, &ps->user[i]);
@@ -258,7 +258,7 @@ static void pass_total(struct pass *ps)
 	char uname[EXTC_NAME_LEN], why[EXTC_WHY_MAX];
 	size_t i, plen = strlen(ps->p.t.path);
 
-	if (extc_pool_choose_total(ps->kept, ps->nkept, &ps->lim) < 0) {
+	if (extc_pool_policy_choose_total(ps->kept, ps->nkept, &ps->lim) < 0) {
 		for (i = 0; i < ps->nkept; i++)
 			ps->kept[i].verdict = EXTC_POOL_KEEP;
 	}
@@ -272,7 +272,7 @@ static void pass_total(struct pass *ps)
 		}
 		ps->p.t.path[plen] = '\0';
 		if (extc_layout_uid_name(e->uid, uname, sizeof(uname)) == 0 &&
-		    extc_pool_open_user(&ps->p, uname, false, why, sizeof(why)) ==
+		    extc_pool_level_open_user(&ps->p, uname, false, why, sizeof(why)) ==
 			    EXTC_LEVEL_FOUND) {
 			settle(ps, ps->p.uid, e);
 		} else {
@@ -305,7 +305,7 @@ int extc_pool_evict(const struct extc_config *cfg, const struct extc_fs_policy *
 	ps.now = now;
 	ps.stale = now - (int64_t)cfg->pool_ttl * 86400;
 	ps.rep = rep;
-	opened = extc_pool_open_levels(cfg, pol, false, &ps.p, why, whylen);
+	opened = extc_pool_level_open(cfg, pol, false, &ps.p, why, whylen);
 	if (opened == EXTC_LEVEL_ABSENT) {
 		rv = 0;		/* no pool on this node yet */
 		goto out;
@@ -327,7 +327,7 @@ out:
 	free(ps.kept);
 	if (ps.trashfd >= 0)
 		close(ps.trashfd);
-	extc_pool_fds_close(&ps.p);
+	extc_pool_level_close(&ps.p);
 	return (rv);
 }
 

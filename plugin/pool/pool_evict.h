@@ -32,9 +32,9 @@ struct extc_pool_evict_report {
  * One eviction pass over the node's pool (in the background, never in a
  * step or an epilog; one pass at a time, a pass that finds another
  * running does nothing). Every user's level is reached, each user's keys
- * are chosen on their own (extc_pool_choose_user), measured by root's walk
+ * are chosen on their own (extc_pool_policy_choose_user), measured by root's walk
  * within a budget of their own (pool_max_inodes names and
- * EXTC_POOL_MEASURE_BUDGET_NS), then the node's (extc_pool_choose_total);
+ * EXTC_POOL_MEASURE_BUDGET_NS), then the node's (extc_pool_policy_choose_total);
  * those that go are renamed into the trash (the caller empties it). A key
  * directory without its record goes too. Users whose level is being
  * changed are left for next time.

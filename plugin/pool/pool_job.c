@@ -12,7 +12,7 @@
 #include "proc/as_user.h"
 #include "base/layout.h"
 #include "pool/pool_child.h"
-#include "pool/pool_fs.h"
+#include "pool/pool_hold.h"
 #include "pool/pool_level.h"
 #include "pool/pool_job.h"
 #include "base/text.h"
@@ -35,14 +35,14 @@ static enum extc_level_result open_user_level(const struct extc_config *cfg,
 	char uname[EXTC_NAME_LEN];
 	enum extc_level_result rv;
 
-	rv = extc_pool_open_levels(cfg, pol, create, p, why, whylen);
+	rv = extc_pool_level_open(cfg, pol, create, p, why, whylen);
 	if (rv != EXTC_LEVEL_FOUND)
 		return (rv);
 	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0) {
 		extc_fmt(why, whylen, "uid %u has no level name", (unsigned)uid);
 		return (EXTC_LEVEL_REFUSED);
 	}
-	return (extc_pool_open_user(p, uname, create, why, whylen));
+	return (extc_pool_level_open_user(p, uname, create, why, whylen));
 }
 
 /*
@@ -117,7 +117,7 @@ int extc_pool_job_note(const struct extc_config *cfg, const struct extc_fs_polic
 out:
 	if (fd >= 0)
 		close(fd);
-	extc_pool_fds_close(&p);
+	extc_pool_level_close(&p);
 	return (rv);
 }
 
@@ -181,14 +181,14 @@ static enum extc_pool_job_result take_note(const struct extc_config *cfg,
 			rv = EXTC_POOL_JOB_FAILED;
 		}
 	}
-	extc_pool_fds_close(&p);
+	extc_pool_level_close(&p);
 	return (rv);
 }
 
 enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
 						const struct extc_fs_policy *pol, uid_t uid,
 						gid_t gid, uint32_t jobid, const char *node,
-						struct extc_publish_report *rep, char *why,
+						struct extc_warm_walk_report *rep, char *why,
 						size_t whylen)
 {
 	static struct extc_pool_child_arg a;
@@ -211,8 +211,8 @@ enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
 	extc_warm_child_arg_init(&a.w, cfg, leaf, node, timeout, key, jobid, why, whylen);
 	a.key_dir = h.dir;
 	clock_gettime(CLOCK_REALTIME, &now);
-	extc_warm_stale_limit(timeout, &now, &a.w.opts.stale_before);
-	if (extc_as_user(&cr, (uint64_t)timeout * 1000, extc_pool_put_back_child, &a, &r, sizeof(r),
+	extc_warm_sweep_stale_limit(timeout, &now, &a.w.opts.stale_before);
+	if (extc_as_user(&cr, (uint64_t)timeout * 1000, extc_pool_child_put_back, &a, &r, sizeof(r),
 			 why, whylen) == EXTC_AS_USER_FAILED) {
 		rv = EXTC_POOL_JOB_FAILED;
 	} else {
@@ -223,11 +223,11 @@ enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
 		}
 	}
 	/* whatever moved, root measures what the key holds now (the user's numbers are never asked) */
-	if (extc_pool_account(&h, cfg, pol, sub, sizeof(sub)) != EXTC_POOL_ACCOUNTED &&
+	if (extc_pool_hold_account(&h, cfg, pol, sub, sizeof(sub)) != EXTC_POOL_ACCOUNTED &&
 	    rv != EXTC_POOL_JOB_FAILED) {
 		extc_fmt(why, whylen, "key %s: %s", key, sub);
 		rv = EXTC_POOL_JOB_FAILED;
 	}
-	extc_pool_release(&h);
+	extc_pool_hold_release(&h);
 	return (rv);
 }

@@ -42,7 +42,7 @@ enum extc_pool_job_result {
 enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
 						const struct extc_fs_policy *pol, uid_t uid,
 						gid_t gid, uint32_t jobid, const char *node,
-						struct extc_publish_report *rep, char *why,
+						struct extc_warm_walk_report *rep, char *why,
 						size_t whylen);
 
 #endif /* EXTC_POOL_JOB_H_ */

@@ -177,7 +177,7 @@ static void hash_python(struct extc_hash_pair *h, const char *path, char *prefix
 	hash_field(h, "no python3");
 }
 
-int extc_pool_install_fp(const char *path, const char *venv, const char *conda,
+int extc_pool_key_install_fp(const char *path, const char *venv, const char *conda,
 			 const char *cuda_home, char *out, size_t len)
 {
 	char prefix[PATH_MAX], cuda[PATH_MAX];

@@ -10,9 +10,9 @@
 
 /*
  * What a key hashes, as a number: raise it whenever extc_pool_key or
- * extc_pool_install_fp hashes anything else, so that no step is served a
+ * extc_pool_key_install_fp hashes anything else, so that no step is served a
  * key made by other rules. Root's record of a key says its version
- * (pool_fs.c writes it, pool_level.c reads it); the next eviction pass removes a key of any other.
+ * (pool_hold.c writes it, pool_level.c reads it); the next eviction pass removes a key of any other.
  * 2: the container image joined the key.
  */
 #define EXTC_POOL_KEY_VERSION 2
@@ -31,9 +31,9 @@ int extc_pool_key_var_index(const char *name);
 struct extc_pool_key_in {
 	const char *user_key;	/* SLURM_EXT_CACHE_KEY (checked), or NULL: derive one */
 	const char *const *values;	/* one per extc_pool_key_vars entry, NULL when unset */
-	const char *install;	/* extc_pool_install_fp of the job's software, "" if unknown */
+	const char *install;	/* extc_pool_key_install_fp of the job's software, "" if unknown */
 	const char *arch;	/* uname machine */
-	const char *isa;	/* extc_isa_fingerprint of the CPU */
+	const char *isa;	/* extc_manifest_isa_fingerprint of the CPU */
 	const char *container;	/* the image's identity, or NULL: the step runs on the host */
 };
 
@@ -60,7 +60,7 @@ int extc_pool_key_name_ok(const char *name);
  * torch/version.py, and conda-meta; and of CUDA's version.json under
  * 'cuda_home' (or /usr/local/cuda). EXTC_POOL_FP_LEN hex digits.
  */
-int extc_pool_install_fp(const char *path, const char *venv, const char *conda,
+int extc_pool_key_install_fp(const char *path, const char *venv, const char *conda,
 			 const char *cuda_home, char *out, size_t len);
 
 #endif /* EXTC_POOL_KEY_H_ */

@@ -16,7 +16,7 @@
 #define RECORD_MODE 0600
 #define RECORD_NAME_LEN (EXTC_POOL_KEY_LEN + sizeof(EXTC_POOL_RECORD_SUFFIX))
 
-void extc_pool_fds_close(struct extc_pool_fds *p)
+void extc_pool_level_close(struct extc_pool_fds *p)
 {
 	if (p->uid >= 0)
 		close(p->uid);
@@ -26,7 +26,7 @@ void extc_pool_fds_close(struct extc_pool_fds *p)
 	extc_level_walk_close(&p->t);
 }
 
-enum extc_level_result extc_pool_open_levels(const struct extc_config *cfg,
+enum extc_level_result extc_pool_level_open(const struct extc_config *cfg,
 					     const struct extc_fs_policy *pol, bool create,
 					     struct extc_pool_fds *p, char *why, size_t whylen)
 {
@@ -41,14 +41,14 @@ enum extc_level_result extc_pool_open_levels(const struct extc_config *cfg,
 	return (extc_level_open(&p->t, p->t.node, EXTC_POOL_NAME, create, &p->pool, why, whylen));
 }
 
-enum extc_level_result extc_pool_open_user(struct extc_pool_fds *p, const char *uname, bool create,
+enum extc_level_result extc_pool_level_open_user(struct extc_pool_fds *p, const char *uname, bool create,
 					   char *why, size_t whylen)
 {
 	return (extc_level_open(&p->t, p->pool, uname, create, &p->uid, why, whylen));
 }
 
 /* <key>.use, root's own: created if missing, and refused if anything but a plain root file. */
-int extc_pool_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol)
+int extc_pool_level_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol)
 {
 	char name[RECORD_NAME_LEN];
 	struct stat sb;
@@ -79,7 +79,7 @@ static bool record_number(const char *line, const char *name, uint64_t *out)
 	return (true);
 }
 
-int extc_pool_read_record(int fd, struct extc_pool_record *r)
+int extc_pool_level_read_record(int fd, struct extc_pool_record *r)
 {
 	char text[EXTC_POOL_RECORD_MAX + 1], *line, *save = NULL;
 	struct stat sb;

@@ -17,7 +17,7 @@
  * write it, and its name cannot be changed by the user. Beside each key,
  * <key>.use is root's record (0600): its modification time is the key's
  * last use, its text what root measured at the last move into the key
- * (extc_pool_account), and a step holds it locked shared while it runs.
+ * (extc_pool_hold_account), and a step holds it locked shared while it runs.
  * The record's text is "bytes=N\ninodes=M\n" (allocated bytes, each inode
  * once, and distinct inodes), or "unmeasurable: <why>\n" when root could
  * not measure the key within its limits: the evictor takes such a key at
@@ -36,14 +36,14 @@ struct extc_pool_fds {
 	int pool, uid;
 };
 
-void extc_pool_fds_close(struct extc_pool_fds *p);
-enum extc_level_result extc_pool_open_levels(const struct extc_config *cfg,
+void extc_pool_level_close(struct extc_pool_fds *p);
+enum extc_level_result extc_pool_level_open(const struct extc_config *cfg,
 					     const struct extc_fs_policy *pol, bool create,
 					     struct extc_pool_fds *p, char *why, size_t whylen);
-enum extc_level_result extc_pool_open_user(struct extc_pool_fds *p, const char *uname, bool create,
+enum extc_level_result extc_pool_level_open_user(struct extc_pool_fds *p, const char *uname, bool create,
 					   char *why, size_t whylen);
 /* <key>.use: a plain root-owned file, or -1. */
-int extc_pool_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol);
+int extc_pool_level_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol);
 
 /* What a record says. */
 struct extc_pool_record {
@@ -54,6 +54,6 @@ struct extc_pool_record {
 	int64_t used;		/* its mtime: the key's last use */
 };
 
-int extc_pool_read_record(int fd, struct extc_pool_record *r);
+int extc_pool_level_read_record(int fd, struct extc_pool_record *r);
 
 #endif /* EXTC_POOL_LEVEL_H_ */

@@ -109,7 +109,7 @@ static void enter(struct mwalk *w, int dfd, const char *name)
 		stop(w, EXTC_POOL_MEASURE_TOO_DEEP, 0);
 		return;
 	}
-	switch (extc_open_below(dfd, &w->top, name, &fd, &id)) {
+	switch (extc_ident_open_below(dfd, &w->top, name, &fd, &id)) {
 	case EXTC_OPEN_ABSENT:
 		return;		/* gone since readdir: the user's own doing, nothing to count */
 	case EXTC_OPEN_MOUNT:
@@ -166,7 +166,7 @@ static void walk(struct mwalk *w)
 			break;
 		}
 		/* the clock is read on the first name and every 256th after it */
-		if ((w->out->entries & 255) == 1 && extc_past_deadline(w->lim->deadline_ns)) {
+		if ((w->out->entries & 255) == 1 && extc_clock_past_deadline(w->lim->deadline_ns)) {
 			stop(w, EXTC_POOL_MEASURE_TIMEOUT, 0);
 			break;
 		}
@@ -196,7 +196,7 @@ enum extc_pool_measure_result extc_pool_measure_key(int uidfd, const char *key,
 		stop(&w, EXTC_POOL_MEASURE_ERROR, errno);
 		goto out;
 	}
-	switch (extc_open_below(uidfd, &parent, key, &fd, &w.top)) {
+	switch (extc_ident_open_below(uidfd, &parent, key, &fd, &w.top)) {
 	case EXTC_OPEN_ABSENT:
 		stop(&w, EXTC_POOL_MEASURE_ABSENT, 0);
 		goto out;
@@ -224,7 +224,7 @@ void extc_pool_measure_limits_for(const struct extc_config *cfg,
 {
 	lim->max_depth = EXTC_POOL_MEASURE_DEPTH;
 	lim->max_entries = cfg->pool_max_inodes;
-	lim->deadline_ns = extc_monotonic_ns() + EXTC_POOL_MEASURE_BUDGET_NS;
+	lim->deadline_ns = extc_clock_monotonic_ns() + EXTC_POOL_MEASURE_BUDGET_NS;
 }
 
 void extc_pool_measure_text(enum extc_pool_measure_result r, const struct extc_pool_usage *u,

@@ -19,7 +19,7 @@
 struct extc_pool_measure_limits {
 	uint32_t max_depth;	/* levels below the key directory */
 	uint64_t max_entries;	/* names read (each hard link is one); 0: none */
-	uint64_t deadline_ns;	/* extc_monotonic_ns() time to give up at; 0: none */
+	uint64_t deadline_ns;	/* extc_clock_monotonic_ns() time to give up at; 0: none */
 };
 
 struct extc_pool_usage {
@@ -44,7 +44,7 @@ enum extc_pool_measure_result {
  * root, with nothing the user can steer: every name is looked at with
  * statx from memory (no symlink followed, no automount, no request to a
  * filesystem mounted on it), a directory is opened only once it is known
- * to be on the key's own mount (extc_open_below), and only through the
+ * to be on the key's own mount (extc_ident_open_below), and only through the
  * descriptor of its parent. A mount anywhere stops the walk: what is under
  * it is not the key's to count. Bytes are the blocks really allocated, so
  * a sparse file counts what it holds, and an inode with several names

@@ -111,7 +111,7 @@ static void add_free(struct extc_pool_entry *e, const struct extc_pool_limits *l
 	s->inodes += e->inodes;
 }
 
-void extc_pool_choose_user(struct extc_pool_entry *e, size_t n, const struct extc_pool_limits *lim,
+void extc_pool_policy_choose_user(struct extc_pool_entry *e, size_t n, const struct extc_pool_limits *lim,
 			   int64_t now, extc_pool_measure_fn measure, void *ctx)
 {
 	struct user_sums s = { 0, 0, EXTC_POOL_KEEP };
@@ -132,7 +132,7 @@ void extc_pool_choose_user(struct extc_pool_entry *e, size_t n, const struct ext
 	}
 }
 
-int extc_pool_choose_total(struct extc_pool_entry *e, size_t n, const struct extc_pool_limits *lim)
+int extc_pool_policy_choose_total(struct extc_pool_entry *e, size_t n, const struct extc_pool_limits *lim)
 {
 	uint64_t *kept, total = 0;
 	size_t i, users = 0;
@@ -169,7 +169,7 @@ int extc_pool_choose_total(struct extc_pool_entry *e, size_t n, const struct ext
 	return (0);
 }
 
-const char *extc_pool_verdict_text(enum extc_pool_verdict v)
+const char *extc_pool_policy_verdict_text(enum extc_pool_verdict v)
 {
 	switch (v) {
 	case EXTC_POOL_KEEP:

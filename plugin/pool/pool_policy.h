@@ -42,7 +42,7 @@ struct extc_pool_entry {
 	bool unmeasurable;	/* root's record says the last move left what cannot be measured */
 	bool old_version;	/* root's record is of another EXTC_POOL_KEY_VERSION */
 	enum extc_pool_verdict verdict;
-	size_t user;		/* extc_pool_choose_total's own */
+	size_t user;		/* extc_pool_policy_choose_total's own */
 };
 
 /* What measuring one entry found; the callee fills its bytes and inodes. */
@@ -63,7 +63,7 @@ typedef enum extc_pool_measured (*extc_pool_measure_fn)(void *ctx, struct extc_p
  * goes; a held one that cannot be measured counts as the user's full
  * limits. Busy entries always stay. Sorts 'e' newest first.
  */
-void extc_pool_choose_user(struct extc_pool_entry *e, size_t n, const struct extc_pool_limits *lim,
+void extc_pool_policy_choose_user(struct extc_pool_entry *e, size_t n, const struct extc_pool_limits *lim,
 			   int64_t now, extc_pool_measure_fn measure, void *ctx);
 
 /*
@@ -74,8 +74,8 @@ void extc_pool_choose_user(struct extc_pool_entry *e, size_t n, const struct ext
  * Sorts 'e' oldest first.
  */
 /* 0, or -1 when out of memory (every verdict is then left as it was). */
-int extc_pool_choose_total(struct extc_pool_entry *e, size_t n, const struct extc_pool_limits *lim);
+int extc_pool_policy_choose_total(struct extc_pool_entry *e, size_t n, const struct extc_pool_limits *lim);
 
-const char *extc_pool_verdict_text(enum extc_pool_verdict v);
+const char *extc_pool_policy_verdict_text(enum extc_pool_verdict v);
 
 #endif /* EXTC_POOL_POLICY_H_ */

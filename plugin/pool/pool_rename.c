@@ -59,7 +59,7 @@ static void name_the_leaf(int leaffd, const struct extc_warm_opts *o)
 			r = extc_triton_rewrite(kfd, final, why, sizeof(why));
 		close(kfd);
 		if (r == EXTC_TRITON_BROKEN || r == EXTC_TRITON_FAILED)
-			extc_rm_tree_at(tfd, de->d_name, NULL, &rep);
+			extc_remove_tree_at(tfd, de->d_name, NULL, &rep);
 	}
 	if (d != NULL)
 		closedir(d);
@@ -74,7 +74,7 @@ enum extc_seed_result extc_pool_rename_take(int keyfd, int leaffd, const struct 
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
-	if (extc_warm_leaf_is_fresh(leaffd, &fresh, why, whylen) < 0)
+	if (extc_warm_seed_leaf_is_fresh(leaffd, &fresh, why, whylen) < 0)
 		return (EXTC_SEED_REFUSED);
 	if (!fresh)
 		return (EXTC_SEED_NOT_FRESH);
@@ -127,7 +127,7 @@ static void move_entry(struct extc_warm_walk *w, int srcfd, const char *name, in
 			close(sfd);
 		}
 	}
-	if (extc_warm_walk_rename_noreplace(srcfd, name, dstfd, name, S_ISDIR(sb.st_mode)) == 0) {
+	if (extc_fdio_rename_noreplace(srcfd, name, dstfd, name, S_ISDIR(sb.st_mode)) == 0) {
 		w->rep->published++;
 		return;
 	}
@@ -179,7 +179,7 @@ static void put_back_entry(struct extc_warm_walk *w, const struct extc_warm_entr
 }
 
 int extc_pool_rename_put_back(int leaffd, int keyfd, const struct extc_warm_opts *o,
-			      const struct extc_manifest *mf, struct extc_publish_report *rep,
+			      const struct extc_manifest *mf, struct extc_warm_walk_report *rep,
 			      char *why, size_t whylen)
 {
 	struct extc_warm_walk w = { o, mf, put_back_entry, NULL, rep };

@@ -34,7 +34,7 @@ enum extc_seed_result extc_pool_rename_take(int keyfd, int leaffd, const struct 
  * The manifest and the result as extc_warm_walk.
  */
 int extc_pool_rename_put_back(int leaffd, int keyfd, const struct extc_warm_opts *o,
-			      const struct extc_manifest *mf, struct extc_publish_report *rep,
+			      const struct extc_manifest *mf, struct extc_warm_walk_report *rep,
 			      char *why, size_t whylen);
 
 #endif /* EXTC_POOL_RENAME_H_ */

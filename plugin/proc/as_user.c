@@ -117,7 +117,7 @@ static int keep_only(int wfd)
 		return (-1);
 	if (w != 3 && dup2(w, 3) < 0)
 		return (-1);
-	if (extc_close_range(4, ~0u) < 0) {
+	if (extc_child_close_range(4, ~0u) < 0) {
 		for (int fd = 4; fd < FALLBACK_FD_MAX; fd++)
 			close(fd);
 	}
@@ -154,7 +154,7 @@ static void child(const struct extc_creds *cr, extc_as_user_fn fn, void *arg, si
  */
 static bool reap(pid_t pid, bool kill_it)
 {
-	return (extc_reap_child(pid, kill_it ? 0 : 1000, 2000));
+	return (extc_child_reap(pid, kill_it ? 0 : 1000, 2000));
 }
 
 enum extc_as_user_result extc_as_user(const struct extc_creds *cr, uint64_t timeout_ms,
@@ -162,7 +162,7 @@ enum extc_as_user_result extc_as_user(const struct extc_creds *cr, uint64_t time
 				      char *why, size_t whylen)
 {
 	static struct msg m;
-	uint64_t deadline = extc_monotonic_ns() + timeout_ms * 1000000ULL;
+	uint64_t deadline = extc_clock_monotonic_ns() + timeout_ms * 1000000ULL;
 	size_t got = 0;
 	int fds[2];
 	pid_t pid;
@@ -189,7 +189,7 @@ enum extc_as_user_result extc_as_user(const struct extc_creds *cr, uint64_t time
 	}
 	close(fds[1]);
 	while (got < sizeof(m)) {
-		uint64_t now = extc_monotonic_ns();
+		uint64_t now = extc_clock_monotonic_ns();
 		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
 		ssize_t n;
 		int ret;
@@ -217,7 +217,7 @@ enum extc_as_user_result extc_as_user(const struct extc_creds *cr, uint64_t time
 			memcpy(res, m.res, reslen);
 			rv = m.rc == 0 ? EXTC_AS_USER_DONE : EXTC_AS_USER_FN_FAILED;
 		}
-	} else if (extc_monotonic_ns() >= deadline) {
+	} else if (extc_clock_monotonic_ns() >= deadline) {
 		if (reap(pid, true))
 			extc_fmt(why, whylen, "gave up after %llu s (killed the copy; a hung filesystem?)",
 				 (unsigned long long)(timeout_ms / 1000));

@@ -170,7 +170,7 @@ static int close_gaps(int null)
 	int fd, rv = -1;
 
 	/* a range where nothing is open shows whether the call exists */
-	if (extc_close_range(~0u - 1, ~0u) < 0)
+	if (extc_child_close_range(~0u - 1, ~0u) < 0)
 		return (-1);
 	fd_iter_open(&it);
 	while ((fd = fd_iter_next(&it)) >= 0) {
@@ -194,11 +194,11 @@ static int close_gaps(int null)
 	}
 	for (i = 0; i < nkept; i++) {
 		if ((unsigned int)kept[i] > lo)
-			extc_close_range(lo, (unsigned int)kept[i] - 1);
+			extc_child_close_range(lo, (unsigned int)kept[i] - 1);
 		if ((unsigned int)kept[i] + 1 > lo)
 			lo = (unsigned int)kept[i] + 1;
 	}
-	extc_close_range(lo, ~0u);
+	extc_child_close_range(lo, ~0u);
 	rv = 0;
 out:
 	fd_iter_close(&it);
@@ -290,10 +290,10 @@ void extc_background_done(void)
 /* Wait until the grandchild closes its end of 'fd' (done or ended), at most 'wait_ms'. */
 static bool wait_done(int fd, unsigned wait_ms)
 {
-	uint64_t deadline = extc_monotonic_ns() + (uint64_t)wait_ms * 1000000ULL;
+	uint64_t deadline = extc_clock_monotonic_ns() + (uint64_t)wait_ms * 1000000ULL;
 
 	for (;;) {
-		uint64_t now = extc_monotonic_ns();
+		uint64_t now = extc_clock_monotonic_ns();
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		char byte;
 		int ret;
@@ -321,9 +321,9 @@ static bool wait_done(int fd, unsigned wait_ms)
 
 static void wait_orphaned(pid_t intermediate)
 {
-	uint64_t deadline = extc_monotonic_ns() + (uint64_t)ORPHAN_WAIT_MS * 1000000ULL;
+	uint64_t deadline = extc_clock_monotonic_ns() + (uint64_t)ORPHAN_WAIT_MS * 1000000ULL;
 
-	while (getppid() == intermediate && !extc_past_deadline(deadline))
+	while (getppid() == intermediate && !extc_clock_past_deadline(deadline))
 		poll(NULL, 0, 1);
 }
 
@@ -344,7 +344,7 @@ static void grandchild(void (*fn)(void *arg), void *arg, const struct extc_detac
 	_exit(0);
 }
 
-enum extc_detach_result extc_detach(void (*fn)(void *arg), void *arg,
+enum extc_detach_result extc_background_detach(void (*fn)(void *arg), void *arg,
 				    const struct extc_detach_opts *o, pid_t *pid_out)
 {
 	int pipefd[2];
@@ -407,12 +407,12 @@ enum extc_detach_result extc_detach(void (*fn)(void *arg), void *arg,
 	return (rv);
 }
 
-pid_t extc_run_detached(void (*fn)(void *arg), void *arg)
+pid_t extc_background_run_detached(void (*fn)(void *arg), void *arg)
 {
 	const struct extc_detach_opts o = { 0 };
 	pid_t pid;
 
 	if (thread_count() != 1)
 		return (-1);
-	return (extc_detach(fn, arg, &o, &pid) == EXTC_DETACH_FAILED ? -1 : pid);
+	return (extc_background_detach(fn, arg, &o, &pid) == EXTC_DETACH_FAILED ? -1 : pid);
 }

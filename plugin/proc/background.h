@@ -50,7 +50,7 @@ enum extc_detach_result {
  * starts its own children only with extc_as_user. *pid is the
  * grandchild's, or -1.
  */
-enum extc_detach_result extc_detach(void (*fn)(void *arg), void *arg,
+enum extc_detach_result extc_background_detach(void (*fn)(void *arg), void *arg,
 				    const struct extc_detach_opts *o, pid_t *pid);
 
 /* In the detached work: tell the waiting caller it may go on (the rest is not waited for). */
@@ -63,11 +63,11 @@ void extc_background_done(void);
 const char *extc_background_cgroup_problem(void);
 
 /*
- * extc_detach with nothing kept and no wait, from a single-threaded
+ * extc_background_detach with nothing kept and no wait, from a single-threaded
  * process only (slurmd and its epilog). Returns the grandchild's pid, or
  * -1 when the work was not started (caller decides).
  */
-pid_t extc_run_detached(void (*fn)(void *arg), void *arg);
+pid_t extc_background_run_detached(void (*fn)(void *arg), void *arg);
 
 /* The work runs at this nice value and in the idle I/O class. */
 #define EXTC_BACKGROUND_NICE 19

@@ -103,7 +103,7 @@ static bool job_starts(struct span c, struct span parent, const char *rest, int 
 	return (v2 && is_sluid(c) && is_scope(parent));
 }
 
-enum extc_cgroup_where extc_cgroup_target(const char *path, int v2, char *out, size_t outlen)
+enum extc_cgroup_where extc_cgroup_escape_target(const char *path, int v2, char *out, size_t outlen)
 {
 	struct span c, parent = { "", 0 }, cut_parent = { "", 0 };
 	const char *p = path, *cut = NULL;
@@ -284,7 +284,7 @@ static void plan_line(struct span line, const char *mountinfo, struct extc_cgrou
 	memset(m, 0, sizeof(*m));
 	snprintf(m->from, sizeof(m->from), "%.*s", (int)path.n, path.p);
 	where = path.n >= sizeof(m->from) ? EXTC_CGROUP_BAD_PATH
-		: extc_cgroup_target(m->from, v2, m->to, sizeof(m->to));
+		: extc_cgroup_escape_target(m->from, v2, m->to, sizeof(m->to));
 	if (where == EXTC_CGROUP_OUTSIDE ||
 	    (where == EXTC_CGROUP_BAD_PATH && !names_job(path)))
 		return;
@@ -298,7 +298,7 @@ static void plan_line(struct span line, const char *mountinfo, struct extc_cgrou
 		snprintf(m->why, sizeof(m->why), "%s", "its cgroup path is too long or not plain");
 }
 
-void extc_cgroup_plan(const char *cgroup_text, const char *mountinfo_text,
+void extc_cgroup_escape_plan(const char *cgroup_text, const char *mountinfo_text,
 		      struct extc_cgroup_plan *plan)
 {
 	const char *p = cgroup_text;
@@ -337,7 +337,7 @@ static int write_pid(const char *procs, pid_t pid)
 	return (err);
 }
 
-enum extc_cgroup_result extc_cgroup_apply(const struct extc_cgroup_plan *plan, pid_t pid,
+enum extc_cgroup_result extc_cgroup_escape_apply(const struct extc_cgroup_plan *plan, pid_t pid,
 					  char *why, size_t whylen)
 {
 	size_t i, moved = 0;
@@ -421,8 +421,8 @@ enum extc_cgroup_result extc_cgroup_escape_from(const char *cgroup_file,
 		snprintf(why, whylen, "%s", strerror(errno));
 		goto out;
 	}
-	extc_cgroup_plan(cg, mi, plan);
-	r = extc_cgroup_apply(plan, pid, why, whylen);
+	extc_cgroup_escape_plan(cg, mi, plan);
+	r = extc_cgroup_escape_apply(plan, pid, why, whylen);
 out:
 	free(plan);
 	free(mi);
@@ -436,7 +436,7 @@ enum extc_cgroup_result extc_cgroup_escape(char *why, size_t whylen)
 					why, whylen));
 }
 
-const char *extc_cgroup_result_name(enum extc_cgroup_result r)
+const char *extc_cgroup_escape_result_name(enum extc_cgroup_result r)
 {
 	switch (r) {
 	case EXTC_CGROUP_NOT_IN_JOB:

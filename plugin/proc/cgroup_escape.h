@@ -20,7 +20,7 @@ enum extc_cgroup_result {
 	EXTC_CGROUP_FAILED,	/* still in the job everywhere, or its cgroups could not be read */
 };
 
-/* What extc_cgroup_target found in one cgroup path. */
+/* What extc_cgroup_escape_target found in one cgroup path. */
 enum extc_cgroup_where {
 	EXTC_CGROUP_OUTSIDE,	/* no Slurm job in the path */
 	EXTC_CGROUP_IN_JOB,	/* in a job: the target was written */
@@ -53,7 +53,7 @@ struct extc_cgroup_plan {
  * ancestor is the slurmstepd scope the target is its "system" leaf, where
  * Slurm keeps its own daemons. Pure: nothing is read.
  */
-enum extc_cgroup_where extc_cgroup_target(const char *path, int v2, char *out, size_t outlen);
+enum extc_cgroup_where extc_cgroup_escape_target(const char *path, int v2, char *out, size_t outlen);
 
 /*
  * From the texts of /proc/self/cgroup and /proc/self/mountinfo, the
@@ -62,7 +62,7 @@ enum extc_cgroup_where extc_cgroup_target(const char *path, int v2, char *out, s
  * both the job's cgroup and the target). Lines that are too long, or
  * malformed, are passed over. Pure: nothing is read.
  */
-void extc_cgroup_plan(const char *cgroup_text, const char *mountinfo_text,
+void extc_cgroup_escape_plan(const char *cgroup_text, const char *mountinfo_text,
 		      struct extc_cgroup_plan *plan);
 
 /*
@@ -70,7 +70,7 @@ void extc_cgroup_plan(const char *cgroup_text, const char *mountinfo_text,
  * cgroup.procs, opened with O_NOFOLLOW. 'why' tells what was moved where,
  * and what failed.
  */
-enum extc_cgroup_result extc_cgroup_apply(const struct extc_cgroup_plan *plan, pid_t pid,
+enum extc_cgroup_result extc_cgroup_escape_apply(const struct extc_cgroup_plan *plan, pid_t pid,
 					  char *why, size_t whylen);
 
 /*
@@ -86,6 +86,6 @@ enum extc_cgroup_result extc_cgroup_escape_from(const char *cgroup_file,
 						char *why, size_t whylen);
 
 /* "not-in-job", "moved", "partial", "failed" */
-const char *extc_cgroup_result_name(enum extc_cgroup_result r);
+const char *extc_cgroup_escape_result_name(enum extc_cgroup_result r);
 
 #endif /* EXTC_CGROUP_ESCAPE_H_ */

@@ -9,7 +9,7 @@
 
 #include "proc/child.h"
 
-int extc_close_range(unsigned int first, unsigned int last)
+int extc_child_close_range(unsigned int first, unsigned int last)
 {
 #ifdef SYS_close_range
 	return ((int)syscall(SYS_close_range, first, last, 0u));
@@ -31,7 +31,7 @@ int extc_close_range(unsigned int first, unsigned int last)
 #define REAP_FIRST_TICK_US 100u
 #define REAP_MAX_TICK_US 10000u
 
-bool extc_reap_child(pid_t pid, unsigned int grace_ms, unsigned int total_ms)
+bool extc_child_reap(pid_t pid, unsigned int grace_ms, unsigned int total_ms)
 {
 	const unsigned long long grace_us = grace_ms * 1000ull, total_us = total_ms * 1000ull;
 	unsigned int tick_us = REAP_FIRST_TICK_US;

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 /* close_range(2) without flags, or -1 with ENOSYS on a kernel before 5.9 or under a seccomp filter. */
-int extc_close_range(unsigned int first, unsigned int last);
+int extc_child_close_range(unsigned int first, unsigned int last);
 
 /*
  * Reap 'pid', SIGKILLing it after 'grace_ms' (at once for 0), and give up
@@ -15,6 +15,6 @@ int extc_close_range(unsigned int first, unsigned int last);
  * filesystem) is left to init rather than waited for. True once reaped
  * (or gone); false when it is still there.
  */
-bool extc_reap_child(pid_t pid, unsigned int grace_ms, unsigned int total_ms);
+bool extc_child_reap(pid_t pid, unsigned int grace_ms, unsigned int total_ms);
 
 #endif /* EXTC_CHILD_H_ */

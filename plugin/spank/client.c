@@ -48,7 +48,7 @@ static int check_env_dir(const char *option_value, const char *name, char *why, 
 
 	if (option_value != NULL || value == NULL)
 		return (0);
-	return (extc_warm_check_dir(value, name, why, whylen));
+	return (extc_seed_path_check_dir(value, name, why, whylen));
 }
 
 /* SLURM_EXT_CACHE* are checked here, after the command line had its say. */

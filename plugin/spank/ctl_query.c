@@ -80,7 +80,7 @@ static enum extc_ctl_verdict await_verdict(int fd, uint64_t deadline_ns)
 	unsigned char byte;
 
 	for (;;) {
-		uint64_t now = extc_monotonic_ns();
+		uint64_t now = extc_clock_monotonic_ns();
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 		int ret;
@@ -124,10 +124,10 @@ enum extc_ctl_verdict extc_ctl_query_ask(uint32_t jobid, uint64_t timeout_ms)
 		_exit(write(fds[1], &byte, 1) == 1 ? 0 : 1);
 	}
 	close(fds[1]);
-	verdict = await_verdict(fds[0], extc_monotonic_ns() + timeout_ms * 1000000ULL);
+	verdict = await_verdict(fds[0], extc_clock_monotonic_ns() + timeout_ms * 1000000ULL);
 	close(fds[0]);
 	/* bounded: a child stuck in the kernel is left to init rather than waited for */
-	extc_reap_child(pid, 0, 1000);
+	extc_child_reap(pid, 0, 1000);
 	return (verdict);
 }
 

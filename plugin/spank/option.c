@@ -98,7 +98,7 @@ static int check_value(int val, const char *value, const char *name, char *why, 
 	if (val == OPT_MODE)
 		return (extc_mode_parse(value, name, &mode, why, whylen));
 	if (val == OPT_SEED || val == OPT_PUBLISH)
-		return (extc_warm_check_dir(value, name, why, whylen));
+		return (extc_seed_path_check_dir(value, name, why, whylen));
 	return (0);
 }
 

@@ -20,7 +20,7 @@
 #include "spank/log.h"
 #include "base/noexec.h"
 #include "pool/pool_evict.h"
-#include "pool/pool_fs.h"
+#include "pool/pool_hold.h"
 #include "pool/pool_job.h"
 #include "base/text.h"
 
@@ -69,7 +69,7 @@ static void empty_trash_now(void *arg)
 	struct extc_rm_limits limits;
 	struct extc_rm_report report;
 	char why[EXTC_WHY_MAX], text[256];
-	uint64_t t0 = extc_monotonic_ns();
+	uint64_t t0 = extc_clock_monotonic_ns();
 
 	extc_rm_limits_default(&limits);
 	limits.deadline_ns = t0 + TRASH_BUDGET_NS;
@@ -82,7 +82,7 @@ static void empty_trash_now(void *arg)
 	}
 	extc_rm_report_text(&report, text, sizeof(text));
 	extc_verbose("emptied the trash after the epilog: %s in %.3f ms", text,
-		     (double)(extc_monotonic_ns() - t0) / 1e6);
+		     (double)(extc_clock_monotonic_ns() - t0) / 1e6);
 }
 
 /*
@@ -100,13 +100,13 @@ static void empty_trash_later(const struct extc_config *cfg, const struct extc_f
 	char why[EXTC_WHY_MAX];
 	pid_t pid;
 
-	pid = extc_run_detached(empty_trash_now, &job);
+	pid = extc_background_run_detached(empty_trash_now, &job);
 	if (pid > 0) {
 		extc_debug("epilog: emptying the trash in the background (pid %d)", (int)pid);
 		return;
 	}
 	extc_rm_limits_default(&limits);
-	limits.deadline_ns = extc_monotonic_ns() + 2000000000ull;
+	limits.deadline_ns = extc_clock_monotonic_ns() + 2000000000ull;
 	job.pol.rm_limits = &limits;
 	if (extc_trash_empty(&tree, &report, why, sizeof(why)) < 0)
 		extc_info("epilog: the trash is not empty yet (%s); the next epilog goes on", why);
@@ -122,7 +122,7 @@ static void warn_noexec_base(const struct extc_config *cfg)
 	const char *var = extc_noexec_first_loader(cfg, NULL);
 	char shown[4 * EXTC_BASE_MAX + 8];
 
-	if (var == NULL || extc_exec_probe_path(cfg->base) != EXTC_EXEC_NOEXEC)
+	if (var == NULL || extc_noexec_probe_path(cfg->base) != EXTC_EXEC_NOEXEC)
 		return;
 	extc_escape(cfg->base, EXTC_BASE_MAX, shown, sizeof(shown));
 	extc_error("base %s is on a noexec mount, where %s's tool cannot load the code it builds: "
@@ -156,7 +156,7 @@ int extc_slurmd_init(spank_t sp, int ac, char **av)
 	}
 	warn_noexec_base(&cfg);
 	/* what an emptier interrupted by a crash or reboot left behind */
-	if (extc_run_detached(empty_trash_now, &(struct trash_job){ .cfg = cfg, .pol = pol }) < 0)
+	if (extc_background_run_detached(empty_trash_now, &(struct trash_job){ .cfg = cfg, .pol = pol }) < 0)
 		extc_debug("slurmd: the trash is left for the next epilog");
 	return (0);
 }
@@ -205,7 +205,7 @@ struct epilog_work {
 /* A job-mode job's builds move into its key before its tree goes (pool_job.h). */
 static void pool_job(const struct epilog_work *w)
 {
-	struct extc_publish_report rep;
+	struct extc_warm_walk_report rep;
 	char why[EXTC_WHY_MAX], host[EXTC_NODE_NAME_MAX + 1];
 	const char *node = w->node;
 	enum extc_pool_job_result moved;
@@ -236,7 +236,7 @@ static enum extc_trash_retire_result retire_job(const struct epilog_work *w, boo
 						char *why, size_t whylen)
 {
 	const struct extc_tree tree = { &w->cfg, &w->pol };
-	uint64_t deadline = extc_monotonic_ns() +
+	uint64_t deadline = extc_clock_monotonic_ns() +
 			    (2ull * w->cfg.publish_timeout + RETIRE_MARGIN_S) * 1000000000ull;
 	unsigned wait_ms = 10;
 
@@ -244,7 +244,7 @@ static enum extc_trash_retire_result retire_job(const struct epilog_work *w, boo
 		enum extc_trash_retire_result retired =
 			extc_trash_retire_job(&tree, w->uid, w->jobid, moved, why, whylen);
 
-		if (retired != EXTC_TRASH_RETIRE_HELD || extc_monotonic_ns() >= deadline)
+		if (retired != EXTC_TRASH_RETIRE_HELD || extc_clock_monotonic_ns() >= deadline)
 			return (retired);
 		poll(NULL, 0, (int)wait_ms);
 		wait_ms = wait_ms < 1000 ? wait_ms * 2 : 1000;
@@ -272,7 +272,7 @@ static void epilog_now(void *arg)
 			  extc_background_cgroup_problem());
 	if (w->cfg.pool)
 		pool_job(w);
-	t0 = extc_monotonic_ns();
+	t0 = extc_clock_monotonic_ns();
 	retired = retire_job(w, &moved, why, sizeof(why));
 	if (retired == EXTC_TRASH_RETIRE_REFUSED || retired == EXTC_TRASH_RETIRE_HELD) {
 		extc_error("epilog: %s", retired == EXTC_TRASH_RETIRE_HELD ?
@@ -285,7 +285,7 @@ static void epilog_now(void *arg)
 			extc_error("epilog: %s", why);
 	} else if (moved) {
 		extc_verbose("epilog: moved the job's tree to the trash in %.3f ms",
-			     (double)(extc_monotonic_ns() - t0) / 1e6);
+			     (double)(extc_clock_monotonic_ns() - t0) / 1e6);
 	}
 	extc_background_done();
 	sweep_leftovers(&w->cfg, &w->pol);
@@ -324,7 +324,7 @@ int extc_slurmd_job_epilog(spank_t sp, int ac, char **av)
 	extc_log_scope_job(w.jobid, EXTC_STEP_PENDING);
 	if (node_policy(&w.cfg, &w.pol, w.node, sizeof(w.node)) < 0)
 		goto out;
-	detached = extc_detach(epilog_now, &w, &opts, &pid);
+	detached = extc_background_detach(epilog_now, &w, &opts, &pid);
 	if (detached == EXTC_DETACH_DONE) {
 		extc_debug("epilog: emptying the trash in the background (pid %d)", (int)pid);
 	} else if (detached == EXTC_DETACH_RUNNING) {

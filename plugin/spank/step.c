@@ -14,7 +14,7 @@
 #include "container/container_env.h"
 #include "base/layout.h"
 #include "base/text.h"
-#include "pool/pool_fs.h"
+#include "pool/pool_hold.h"
 #include "spank/log.h"
 #include "spank/step.h"
 
@@ -36,15 +36,15 @@ void extc_step_reset(struct extc_step *s)
 			close(s->hold_fd);
 		if (s->turn_done != NULL)
 			munmap(s->turn_done, sizeof(int));
-		extc_cenv_list_free(&s->exports.containers);
-		extc_pool_release(&s->pool.hold);	/* the pool's hold goes with the step's */
+		extc_container_env_list_free(&s->exports.containers);
+		extc_pool_hold_release(&s->pool.hold);	/* the pool's hold goes with the step's */
 	}
 	init(s);
 }
 
 void extc_step_fail_or_warn(struct extc_step *s)
 {
-	s->fail_step = extc_on_error_fails(s->cfg.on_error, s->choice.user_asked);
+	s->fail_step = extc_config_on_error_fails(s->cfg.on_error, s->choice.user_asked);
 	s->warn_step = !s->fail_step;
 }
 

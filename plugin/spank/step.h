@@ -26,7 +26,7 @@
 #include "fs/fs_ident.h"
 #include "fs/fs_policy.h"
 #include "pool/pool_child.h"
-#include "pool/pool_fs.h"
+#include "pool/pool_hold.h"
 #include "pool/pool_key.h"
 #include "warm/warm_child.h"
 #include "warm/warm_report.h"
@@ -155,7 +155,7 @@ void extc_step_reset(struct extc_step *s);
 /*
  * The step's directory failed (the reason is in s->why): fail the step or
  * warn and go on without it, as the admin chose or, by default, fail only
- * if the user asked for a directory (extc_on_error_fails).
+ * if the user asked for a directory (extc_config_on_error_fails).
  */
 void extc_step_fail_or_warn(struct extc_step *s);
 

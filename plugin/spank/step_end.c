@@ -16,7 +16,7 @@
 #include "proc/as_user.h"
 #include "fs/fs_tree.h"
 #include "pool/pool_child.h"
-#include "pool/pool_fs.h"
+#include "pool/pool_hold.h"
 #include "spank/log.h"
 #include "spank/step.h"
 #include "spank/step_end.h"
@@ -33,7 +33,7 @@ static void remove_leaf(const struct extc_step *s)
 {
 	struct extc_rm_report report;
 	char why[EXTC_WHY_MAX], text[256];
-	uint64_t t0 = extc_monotonic_ns();
+	uint64_t t0 = extc_clock_monotonic_ns();
 
 	if (extc_tree_remove_leaf(&s->tree, &s->ids, s->choice.mode, &report, why, sizeof(why)) < 0) {
 		extc_error("removing %s: %s (the job epilog tries again)", s->leaf_path, why);
@@ -41,7 +41,7 @@ static void remove_leaf(const struct extc_step *s)
 	}
 	extc_rm_report_text(&report, text, sizeof(text));
 	extc_verbose("removed %s: %s in %.3f ms", s->leaf_path, text,
-		     (double)(extc_monotonic_ns() - t0) / 1e6);
+		     (double)(extc_clock_monotonic_ns() - t0) / 1e6);
 }
 
 static const char *abandoned_text(uint64_t n, char *buf, size_t len)
@@ -71,9 +71,9 @@ static void publish_warm(spank_t sp, const struct extc_step *s)
 		extc_verbose("the job's supplementary groups are unknown: publishing with its group only");
 	extc_step_warm_child_arg(&a, s, s->warm_path, cfg->publish_timeout);
 	clock_gettime(CLOCK_REALTIME, &now);
-	extc_warm_stale_limit(cfg->publish_timeout, &now, &a.opts.stale_before);
+	extc_warm_sweep_stale_limit(cfg->publish_timeout, &now, &a.opts.stale_before);
 	extc_escape(w->publish, 80, buf, sizeof(buf));
-	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, extc_warm_publish_child, &a, &r,
+	ret = extc_as_user(&cr, (uint64_t)cfg->publish_timeout * 1000, extc_warm_child_publish, &a, &r,
 			   sizeof(r), why, sizeof(why));
 	if (ret == EXTC_AS_USER_FAILED) {
 		extc_error("publishing to %s: %s", buf, why);
@@ -82,7 +82,7 @@ static void publish_warm(spank_t sp, const struct extc_step *s)
 	if (ret == EXTC_AS_USER_DONE) {
 		char size[64], more[96];
 
-		extc_warm_size_text(r.rep.copy.bytes, size, sizeof(size));
+		extc_warm_data_size_text(r.rep.copy.bytes, size, sizeof(size));
 		extc_verbose("published to %s: %llu new entries (%s), %llu already there, %llu "
 			     "published first by another node, %llu incomplete builds left out, in %.3f s%s",
 			     buf, (unsigned long long)r.rep.published, size,
@@ -111,11 +111,11 @@ static void account(struct extc_step *s, char *size, size_t sizelen)
 {
 	struct extc_step_pool *pool = &s->pool;
 	char why[EXTC_WHY_MAX];
-	enum extc_pool_account_result acc = extc_pool_account(&pool->hold, &s->cfg, &s->pol, why,
+	enum extc_pool_account_result acc = extc_pool_hold_account(&pool->hold, &s->cfg, &s->pol, why,
 							      sizeof(why));
 
 	if (acc == EXTC_POOL_ACCOUNTED)
-		extc_warm_size_text(pool->hold.bytes, size, sizelen);
+		extc_warm_data_size_text(pool->hold.bytes, size, sizelen);
 	else
 		extc_fmt(size, sizelen, "an unknown size");
 	if (acc == EXTC_POOL_ACCOUNT_UNMEASURABLE)
@@ -144,8 +144,8 @@ static void put_back_pool(spank_t sp, struct extc_step *s)
 	extc_step_child_arg(&child->arg.w, s, s->warm_path, cfg->publish_timeout, s->pool.key);
 	child->arg.key_dir = s->pool.hold.dir;
 	clock_gettime(CLOCK_REALTIME, &now);
-	extc_warm_stale_limit(cfg->publish_timeout, &now, &child->arg.w.opts.stale_before);
-	ret = run_as_user(sp, s, extc_pool_put_back_child, cfg->publish_timeout);
+	extc_warm_sweep_stale_limit(cfg->publish_timeout, &now, &child->arg.w.opts.stale_before);
+	ret = run_as_user(sp, s, extc_pool_child_put_back, cfg->publish_timeout);
 	if (ret == EXTC_AS_USER_FAILED) {
 		extc_info("node pool: nothing moved in: %s", child->why);
 		account(s, size, sizeof(size));
@@ -190,7 +190,7 @@ static void finish(void *varg)
 	if (s->choice.mode != EXTC_MODE_LOCAL)
 		return;
 	put_back_pool(arg->sp, s);
-	extc_pool_release(&s->pool.hold);	/* the key may be evicted from here on */
+	extc_pool_hold_release(&s->pool.hold);	/* the key may be evicted from here on */
 	remove_leaf(s);
 }
 
@@ -213,7 +213,7 @@ void extc_step_end_finish(spank_t sp, struct extc_step *s)
 			remove_leaf(s);
 		return;
 	}
-	detached = extc_detach(finish, &arg, &opts, &pid);
+	detached = extc_background_detach(finish, &arg, &opts, &pid);
 	if (detached == EXTC_DETACH_RUNNING) {
 		extc_verbose("the step's builds are still being published or moved into the node pool "
 			     "after %u ms; that goes on in the background (pid %d)", EXTC_HOOK_WAIT_MS,

@@ -72,7 +72,7 @@ static void pin_flashinfer_cubins(spank_t sp, const struct extc_config *cfg, boo
 
 	if (env.home == NULL)
 		env.pw_home = passwd_home(uid, pwbuf, sizeof(pwbuf));
-	action = extc_flashinfer_cubin_dir(cfg, user_asked, prefix, &env, value, sizeof(value));
+	action = extc_envvars_flashinfer_cubin_dir(cfg, user_asked, prefix, &env, value, sizeof(value));
 	if (action == EXTC_CUBIN_USER) {
 		extc_verbose("%s: kept the value the user set", EXTC_FLASHINFER_CUBIN);
 	} else if (action == EXTC_CUBIN_NO_HOME) {
@@ -92,7 +92,7 @@ static void pin_flashinfer_cubins(spank_t sp, const struct extc_config *cfg, boo
 
 /*
  * Each cache variable pointed into the leaf (or the user's value kept, as
- * extc_var_decide says), FlashInfer's cubins pinned where they were,
+ * extc_envvars_decide says), FlashInfer's cubins pinned where they were,
  * SLURM_EXT_CACHE_DIR and SLURM_EXT_CACHE_MODE; s->exports records what
  * was set.
  */
@@ -109,7 +109,7 @@ static void export_vars(spank_t sp, struct extc_step *s, const char *prefix)
 	for (i = 0; i < cfg->nvars; i++) {
 		const struct extc_var *var = &cfg->vars[i];
 		const char *cur = extc_step_job_env(sp, var->name, current, sizeof(current));
-		enum extc_var_action action = extc_var_decide(cur, choice->user_asked, prefix);
+		enum extc_var_action action = extc_envvars_decide(cur, choice->user_asked, prefix);
 
 		if (action == EXTC_VAR_KEEP_USER) {
 			extc_verbose("%s: kept the value the user set (only the admin default applies)",
@@ -180,10 +180,10 @@ static void export_containers(spank_t sp, struct extc_step *s, const char *prefi
 	size_t i;
 
 	extc_step_env_container_input(sp, s, prefix, vars, &in);
-	rv = extc_cenv_build(&in, exports);
+	rv = extc_container_env_build(&in, exports);
 	if (rv == EXTC_CENV_NO_MEMORY) {
 		extc_error("out of memory: nothing exported for Apptainer or Singularity containers");
-		extc_cenv_list_free(exports);
+		extc_container_env_list_free(exports);
 		return;
 	}
 	if (rv == EXTC_CENV_LEAF_UNBINDABLE) {

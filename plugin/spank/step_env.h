@@ -14,7 +14,7 @@
 
 /*
  * user_init, as root, for a step whose leaf was made: each cache variable
- * pointed into the leaf (or the user's value kept, as extc_var_decide
+ * pointed into the leaf (or the user's value kept, as extc_envvars_decide
  * says), FlashInfer's cubins pinned where they were, SLURM_EXT_CACHE_DIR
  * and SLURM_EXT_CACHE_MODE; and for Apptainer and Singularity, whatever
  * the user's flags (--contain, --cleanenv, --no-mount tmp), the leaf

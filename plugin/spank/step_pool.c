@@ -13,7 +13,7 @@
 #include "base/text.h"
 #include "proc/as_user.h"
 #include "pool/pool_child.h"
-#include "pool/pool_fs.h"
+#include "pool/pool_hold.h"
 #include "pool/pool_job.h"
 #include "pool/pool_key.h"
 #include "spank/log.h"
@@ -67,7 +67,7 @@ static int install_fp(spank_t sp, const struct extc_step *s, const char *const *
 	struct extc_creds cr;
 
 	extc_step_creds(sp, s, &cr);
-	if (extc_as_user(&cr, POOL_FP_TIMEOUT_MS, extc_pool_fp_child, &a, r, sizeof(*r), why,
+	if (extc_as_user(&cr, POOL_FP_TIMEOUT_MS, extc_pool_child_fp, &a, r, sizeof(*r), why,
 			 whylen) != EXTC_AS_USER_DONE)
 		return (-1);
 	if (image != NULL && r->image_id[0] == '\0') {
@@ -93,7 +93,7 @@ static int derive_key(spank_t sp, struct extc_step *s, char *why, size_t whylen)
 		return (-1);
 	}
 	if (rc == ESPANK_SUCCESS) {
-		if (extc_warm_check_key(user_key, why, whylen) < 0)
+		if (extc_seed_path_check_key(user_key, why, whylen) < 0)
 			return (-1);
 		in.user_key = user_key;
 	}
@@ -110,7 +110,7 @@ static int derive_key(spank_t sp, struct extc_step *s, char *why, size_t whylen)
 		in.container = image_id;
 	in.install = in.user_key == NULL ? r.fp : "";
 	in.arch = uname(&u) == 0 ? u.machine : "";
-	if (extc_isa_fingerprint("/proc/cpuinfo", isa, sizeof(isa)) < 0)
+	if (extc_manifest_isa_fingerprint("/proc/cpuinfo", isa, sizeof(isa)) < 0)
 		isa[0] = '\0';
 	in.isa = isa;
 	s->pool.from_user_key = in.user_key != NULL;
@@ -214,8 +214,8 @@ void extc_step_pool_seed(struct extc_step *s, bool seed_named)
 	child->arg.key_dir = pool->hold.dir;
 	/* the key's builds are renamed into the leaf, and put back at the end: no copy */
 	/* in the task, as the user: what waits on it is the user's own */
-	extc_pool_take_child(&child->arg, &child->res, sizeof(child->res));
-	extc_warm_size_text(r->st.bytes, size, sizeof(size));
+	extc_pool_child_take(&child->arg, &child->res, sizeof(child->res));
+	extc_warm_data_size_text(r->st.bytes, size, sizeof(size));
 	report_seed(s, r);
 	if (r->seed == EXTC_SEED_DONE)
 		extc_verbose("node pool: seeded %s from key %s: took %llu entries by rename (no "

@@ -68,7 +68,7 @@ static void resolve_image(spank_t sp, struct extc_step *s)
 	const char *dir = get(sp, "PWD", cwd, sizeof(cwd)) ? cwd : NULL;
 	int argc = 0;
 
-	img->kind = extc_ctr_from_pyxis(img->image_set ? img->image : NULL,
+	img->kind = extc_container_id_from_pyxis(img->image_set ? img->image : NULL,
 					img->name_set ? img->name : NULL, dir, img->spec,
 					sizeof(img->spec));
 	if (img->kind != EXTC_CTR_HOST)
@@ -82,7 +82,7 @@ static void resolve_image(spank_t sp, struct extc_step *s)
 	/* the job's argv: slurmstepd's memory, nothing the user can still change or stall */
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS)
 		return;
-	img->kind = extc_ctr_from_argv(argc, argv, dir, img->spec, sizeof(img->spec));
+	img->kind = extc_container_id_from_argv(argc, argv, dir, img->spec, sizeof(img->spec));
 }
 
 /*
@@ -94,7 +94,7 @@ static void resolve_image(spank_t sp, struct extc_step *s)
 static void record_view(struct extc_step *s)
 {
 	s->view.mount_ns_known = extc_ident_mount_ns(&s->view.mount_ns) == 0;
-	s->view.exec_probe = extc_exec_probe_fd(s->hold_fd);
+	s->view.exec_probe = extc_noexec_probe_fd(s->hold_fd);
 }
 
 static int get_ids(spank_t sp, struct extc_ids *ids)
@@ -121,7 +121,7 @@ static void make_leaf(spank_t sp, struct extc_step *s)
 		return;
 	}
 	extc_fs_policy_root(&s->pol, &s->cfg, s->node_name);
-	t0 = extc_monotonic_ns();
+	t0 = extc_clock_monotonic_ns();
 	s->hold_fd = extc_tree_create(&s->tree, &s->ids, s->choice.mode, s->leaf_path,
 				      sizeof(s->leaf_path), s->why, sizeof(s->why));
 	if (s->hold_fd < 0) {
@@ -138,7 +138,7 @@ static void make_leaf(spank_t sp, struct extc_step *s)
 	record_view(s);	/* for the tasks that will see this leaf */
 	extc_verbose("created %s (mode %s from %s) in %.3f ms", s->leaf_path,
 		     extc_mode_name(s->choice.mode), s->choice.source,
-		     (double)(extc_monotonic_ns() - t0) / 1e6);
+		     (double)(extc_clock_monotonic_ns() - t0) / 1e6);
 	resolve_image(sp, s);
 	/* inside a container the caches are below container/: warm start serves that part */
 	s->in_image = s->image.kind == EXTC_CTR_FILE || s->image.kind == EXTC_CTR_DIGEST;

@@ -58,7 +58,7 @@ static bool task_shares_view(struct extc_step *s)
  */
 static enum extc_exec_probe exec_probe(const struct extc_step *s)
 {
-	return (s->view.task_shares ? s->view.exec_probe : extc_exec_probe_path(s->leaf_path));
+	return (s->view.task_shares ? s->view.exec_probe : extc_noexec_probe_path(s->leaf_path));
 }
 
 void extc_step_task_privileged(spank_t sp, struct extc_step *s)
@@ -146,11 +146,11 @@ static void write_container_envfile(spank_t sp, int leaffd, const struct extc_st
 	char why[EXTC_WHY_MAX];
 
 	extc_step_env_container_input(sp, s, "", vars, &in);
-	if (extc_cenv_inside(&in, &lines) != EXTC_CENV_OK)
+	if (extc_container_env_inside(&in, &lines) != EXTC_CENV_OK)
 		extc_error("out of memory: no %s/%s", EXTC_CONTAINER_SUBTREE, EXTC_CONTAINER_ENVFILE);
-	else if (extc_envfile_write(leaffd, &lines, why, sizeof(why)) != EXTC_ENVFILE_WRITTEN)
+	else if (extc_container_envfile_write(leaffd, &lines, why, sizeof(why)) != EXTC_ENVFILE_WRITTEN)
 		extc_info("no env file for containers in the step's directory: %s", why);
-	extc_cenv_list_free(&lines);
+	extc_container_env_list_free(&lines);
 	make_container_dirs(leaffd, s);
 }
 

@@ -100,7 +100,7 @@ static void admin_seed(struct extc_step *s)
 		return;
 	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) != 0)
 		res = NULL;
-	if (extc_warm_expand_pattern(cfg->seed, uid, res ? res->pw_name : NULL, w->seed,
+	if (extc_seed_path_expand(cfg->seed, uid, res ? res->pw_name : NULL, w->seed,
 				     sizeof(w->seed), why, sizeof(why)) < 0) {
 		extc_verbose("seed=%s: %s; not seeding", cfg->seed, why);
 		w->seed[0] = '\0';
@@ -118,7 +118,7 @@ void extc_step_warm_resolve(spank_t sp, struct extc_step *s, bool has_dir)
 
 	v = user_value(sp, extc_option_seed(), EXTC_ENV_SEED, envbuf, sizeof(envbuf),
 		       &w->seed_from);
-	if (v != NULL && extc_warm_check_dir(v, seed_from(s), why, sizeof(why)) < 0) {
+	if (v != NULL && extc_seed_path_check_dir(v, seed_from(s), why, sizeof(why)) < 0) {
 		notice(s, "%s; not seeded", why);
 		extc_warm_report_cold(extc_step_tell_report(s), "%s; not seeded", why);
 	} else if (v != NULL && !has_dir) {
@@ -136,7 +136,7 @@ void extc_step_warm_resolve(spank_t sp, struct extc_step *s, bool has_dir)
 
 	v = user_value(sp, extc_option_publish(), EXTC_ENV_PUBLISH, envbuf, sizeof(envbuf),
 		       &w->publish_from);
-	if (v != NULL && extc_warm_check_dir(v, publish_from(s), why, sizeof(why)) < 0)
+	if (v != NULL && extc_seed_path_check_dir(v, publish_from(s), why, sizeof(why)) < 0)
 		notice(s, "%s; nothing will be published", why);
 	else if (v != NULL && !has_dir)
 		notice(s, "%s=%s: ignored: this step has no private cache directory (ask for one with "
@@ -154,7 +154,7 @@ void extc_step_warm_resolve(spank_t sp, struct extc_step *s, bool has_dir)
 	} else if (rc != ESPANK_SUCCESS) {
 		w->key[0] = '\0';
 		why[0] = '\0';
-	} else if (extc_warm_check_key(w->key, why, sizeof(why)) == 0) {
+	} else if (extc_seed_path_check_key(w->key, why, sizeof(why)) == 0) {
 		why[0] = '\0';
 	}
 	if (why[0] != '\0') {
@@ -196,11 +196,11 @@ void extc_step_warm_seed(struct extc_step *s)
 		return;
 	}
 	extc_step_warm_child_arg(&a, s, leaf_path, s->cfg.seed_timeout);
-	extc_warm_seed_child(&a, &r, sizeof(r));
+	extc_warm_child_seed(&a, &r, sizeof(r));
 	if (w->seed[0] != '\0') {
 		char size[64], where[sizeof(buf) + 32];
 
-		extc_warm_size_text(r.st.bytes, size, sizeof(size));
+		extc_warm_data_size_text(r.st.bytes, size, sizeof(size));
 		shown(w->seed, buf, sizeof(buf));
 		/* for the --ext-cache-verbose line; the admin's source text already ends in '=' */
 		extc_fmt(where, sizeof(where), "%s%s%s", seed_from(s),

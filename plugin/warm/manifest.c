@@ -28,7 +28,7 @@ static void copy_field(char *dst, size_t len, const char *src)
 	dst[n] = '\0';
 }
 
-int extc_isa_fingerprint(const char *cpuinfo, char *out, size_t len)
+int extc_manifest_isa_fingerprint(const char *cpuinfo, char *out, size_t len)
 {
 	static const char *const keys[] = { "flags", "Features", "isa" };
 	char line[8192];
@@ -81,7 +81,7 @@ int extc_manifest_local(struct extc_manifest *m, const char *key, uint32_t jobid
 		return (-1);
 	}
 	copy_field(m->arch, sizeof(m->arch), u.machine);
-	if (extc_isa_fingerprint(cpuinfo, m->isa, sizeof(m->isa)) < 0) {
+	if (extc_manifest_isa_fingerprint(cpuinfo, m->isa, sizeof(m->isa)) < 0) {
 		extc_fmt(why, whylen, "%s: no CPU flags line to fingerprint", cpuinfo);
 		return (-1);
 	}

@@ -33,7 +33,7 @@ int extc_manifest_local(struct extc_manifest *m, const char *key, uint32_t jobid
  * A fingerprint of the CPU's instruction set: a hash of the flags line of
  * 'cpuinfo' ("flags" on x86, "Features" on Arm, "isa" elsewhere), in hex.
  */
-int extc_isa_fingerprint(const char *cpuinfo, char *out, size_t len);
+int extc_manifest_isa_fingerprint(const char *cpuinfo, char *out, size_t len);
 
 int extc_manifest_format(const struct extc_manifest *m, char *buf, size_t len);
 int extc_manifest_parse(const char *text, struct extc_manifest *m, char *why, size_t whylen);

@@ -26,7 +26,7 @@ static int open_dir(const char *path)
 
 static void child_seed(struct extc_warm_child_arg *a, int leaffd, struct extc_warm_seed_res *r)
 {
-	uint64_t t0 = extc_monotonic_ns();
+	uint64_t t0 = extc_clock_monotonic_ns();
 	int fd = open_dir(a->seed);
 	enum extc_manifest_result ret;
 
@@ -44,7 +44,7 @@ static void child_seed(struct extc_warm_child_arg *a, int leaffd, struct extc_wa
 		r->seed = extc_warm_seed(fd, leaffd, &a->opts, &r->st, r->seed_why,
 					 sizeof(r->seed_why));
 	}
-	r->ns = extc_monotonic_ns() - t0;
+	r->ns = extc_clock_monotonic_ns() - t0;
 	close(fd);
 }
 
@@ -73,7 +73,7 @@ static void child_check_publish(struct extc_warm_child_arg *a, struct extc_warm_
 	close(fd);
 }
 
-int extc_warm_seed_child(void *varg, void *res, size_t reslen)
+int extc_warm_child_seed(void *varg, void *res, size_t reslen)
 {
 	struct extc_warm_child_arg *a = varg;
 	struct extc_warm_seed_res *r = res;
@@ -128,11 +128,11 @@ void extc_warm_child_close(int leaffd, int dirfd)
 		close(leaffd);
 }
 
-int extc_warm_publish_child(void *varg, void *res, size_t reslen)
+int extc_warm_child_publish(void *varg, void *res, size_t reslen)
 {
 	struct extc_warm_child_arg *a = varg;
 	struct extc_warm_publish_res *r = res;
-	uint64_t t0 = extc_monotonic_ns();
+	uint64_t t0 = extc_clock_monotonic_ns();
 	int leaffd, dirfd;
 	int rv = -1;
 
@@ -140,7 +140,7 @@ int extc_warm_publish_child(void *varg, void *res, size_t reslen)
 	if (extc_warm_child_open(a, a->publish, &leaffd, &dirfd, r->why, sizeof(r->why)) == 0)
 		rv = extc_warm_publish(leaffd, dirfd, &a->opts, &a->want, &r->rep, r->why,
 				       sizeof(r->why));
-	r->ns = extc_monotonic_ns() - t0;
+	r->ns = extc_clock_monotonic_ns() - t0;
 	extc_warm_child_close(leaffd, dirfd);
 	return (rv);
 }
@@ -163,6 +163,6 @@ int extc_warm_child_arg_init(struct extc_warm_child_arg *a, const struct extc_co
 	a->opts.triton_subdir = extc_config_triton_subdir(cfg);
 	a->opts.max_bytes = cfg->seed_max;
 	/* the child stops by itself a little before the parent would kill it */
-	a->opts.deadline_ns = extc_monotonic_ns() + (uint64_t)timeout_s * 900000000ULL;
+	a->opts.deadline_ns = extc_clock_monotonic_ns() + (uint64_t)timeout_s * 900000000ULL;
 	return (extc_manifest_local(&a->want, key, jobid, node, "/proc/cpuinfo", why, whylen));
 }

@@ -42,7 +42,7 @@ struct extc_warm_seed_res {
 
 struct extc_warm_publish_res {
 	uint64_t ns;
-	struct extc_publish_report rep;
+	struct extc_warm_walk_report rep;
 	char why[EXTC_WARM_CHILD_WHY_MAX];
 };
 
@@ -53,8 +53,8 @@ struct extc_warm_publish_res {
  * Publish: make a->publish's last component if need be and publish the
  * leaf into it, filling the extc_warm_publish_res; 0 or -1 as extc_warm_publish.
  */
-int extc_warm_seed_child(void *varg, void *res, size_t reslen);
-int extc_warm_publish_child(void *varg, void *res, size_t reslen);
+int extc_warm_child_seed(void *varg, void *res, size_t reslen);
+int extc_warm_child_publish(void *varg, void *res, size_t reslen);
 
 /*
  * In the child, as the user: open the leaf and 'dir', making dir's last

@@ -64,12 +64,12 @@ static int copy_data(struct walk *w, int sfd, int dfd)
 	const char *what = "cannot copy";
 	char max[64];
 
-	switch (extc_warm_copy_data(sfd, dfd, w->buf, COPY_BUF_SIZE, w->o->max_bytes, &w->st->bytes,
+	switch (extc_warm_data_copy(sfd, dfd, w->buf, COPY_BUF_SIZE, w->o->max_bytes, &w->st->bytes,
 				    &what)) {
 	case EXTC_DATA_COPIED:
 		return (0);
 	case EXTC_DATA_TOO_BIG:
-		extc_warm_size_text(w->o->max_bytes, max, sizeof(max));
+		extc_warm_data_size_text(w->o->max_bytes, max, sizeof(max));
 		extc_fmt(w->why, w->whylen, "the tree grew past %s while it was copied", max);
 		return (-1);
 	case EXTC_DATA_FAILED:
@@ -253,7 +253,7 @@ static int walk_entry(struct walk *w, int srcfd, int dstfd, const char *name, co
 	}
 	if (path_push(w, name, &saved) < 0)
 		return (-1);
-	if (extc_past_deadline(w->o->deadline_ns)) {
+	if (extc_clock_past_deadline(w->o->deadline_ns)) {
 		rv = fail(w, "stopped: the deadline passed", ETIMEDOUT);
 	} else if (fstatat(srcfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
 		rv = errno == ENOENT ? 0 : fail(w, "cannot stat", errno);
@@ -325,7 +325,7 @@ static int walk_init(struct walk *w, int srcfd, const struct extc_warm_opts *o,
 	return (0);
 }
 
-int extc_warm_measure(int srcfd, const struct extc_warm_opts *o, struct extc_copy_stats *st,
+int extc_warm_copy_measure(int srcfd, const struct extc_warm_opts *o, struct extc_copy_stats *st,
 		      char *why, size_t whylen)
 {
 	struct walk w;

@@ -11,7 +11,7 @@
 #include "base/text.h"
 #include "warm/warm_data.h"
 
-void extc_warm_size_text(uint64_t bytes, char *buf, size_t len)
+void extc_warm_data_size_text(uint64_t bytes, char *buf, size_t len)
 {
 	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB" };
 	double v = (double)bytes;
@@ -38,7 +38,7 @@ static enum extc_data_result failed(const char **what, const char *call)
 	return (EXTC_DATA_FAILED);
 }
 
-enum extc_data_result extc_warm_copy_data(int sfd, int dfd, char *buf, size_t buflen,
+enum extc_data_result extc_warm_data_copy(int sfd, int dfd, char *buf, size_t buflen,
 					  uint64_t max_bytes, uint64_t *bytes, const char **what)
 {
 	bool kernel = true;

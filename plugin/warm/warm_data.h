@@ -18,10 +18,10 @@ enum extc_data_result {
  * 'buf'. The bytes copied are added to '*bytes', which may not pass
  * 'max_bytes' (0: no limit).
  */
-enum extc_data_result extc_warm_copy_data(int sfd, int dfd, char *buf, size_t buflen,
+enum extc_data_result extc_warm_data_copy(int sfd, int dfd, char *buf, size_t buflen,
 					  uint64_t max_bytes, uint64_t *bytes, const char **what);
 
 /* "1.5 GiB (1610612736 bytes)" style size for messages. */
-void extc_warm_size_text(uint64_t bytes, char *buf, size_t len);
+void extc_warm_data_size_text(uint64_t bytes, char *buf, size_t len);
 
 #endif /* EXTC_WARM_DATA_H_ */

@@ -120,7 +120,7 @@ enum extc_ninja_verdict extc_ninja_built(int dirfd, const char *output, const st
  * 1.13 and 2.6 remove it after a build (FileBaton). Without build.ninja, a
  * .so or a lock it is no extension directory at all.
  */
-enum extc_ext_state extc_warm_ext_state(int dirfd)
+enum extc_ext_state extc_warm_ninja_ext_state(int dirfd)
 {
 	bool so = false, so_unfinished = false, lock = false, ninja = false, no_log = false;
 	struct dirent *de;
@@ -155,7 +155,7 @@ enum extc_ext_state extc_warm_ext_state(int dirfd)
 }
 
 /* torch names the level it adds when TORCH_EXTENSIONS_DIR is unset "py<major><minor>_<cpu|cuNNN>". */
-bool extc_warm_is_pyver_group(const char *name)
+bool extc_warm_ninja_is_pyver_group(const char *name)
 {
 	size_t i = 2;
 

@@ -42,9 +42,9 @@ enum extc_ext_state {
  * that ninja's log says a finished command left (extc_ninja_built);
  * without a log, when no builder holds (or, killed, left) its lock.
  */
-enum extc_ext_state extc_warm_ext_state(int dirfd);
+enum extc_ext_state extc_warm_ninja_ext_state(int dirfd);
 
 /* torch's "py<major><minor>_<cu>" level name (added when TORCH_EXTENSIONS_DIR is unset)? */
-bool extc_warm_is_pyver_group(const char *name);
+bool extc_warm_ninja_is_pyver_group(const char *name);
 
 #endif /* EXTC_WARM_NINJA_H_ */

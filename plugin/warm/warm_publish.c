@@ -112,7 +112,7 @@ static void copy_entry(struct extc_warm_walk *w, const struct extc_warm_entry *e
 	} else if (e->triton_final != NULL &&
 		   rewrite_stage(w, e->dstfd, stage, e->triton_final, shown) < 0) {
 		;	/* said; the stage goes below */
-	} else if (extc_warm_walk_rename_noreplace(e->dstfd, stage, e->dstfd, e->name,
+	} else if (extc_fdio_rename_noreplace(e->dstfd, stage, e->dstfd, e->name,
 						   S_ISDIR(e->sb->st_mode)) == 0) {
 		w->rep->published++;
 		return;
@@ -121,11 +121,11 @@ static void copy_entry(struct extc_warm_walk *w, const struct extc_warm_entry *e
 	} else {
 		extc_warm_walk_fail(w, "%s: cannot rename into place: %s", shown, strerror(errno));
 	}
-	extc_rm_tree_at(e->dstfd, stage, NULL, &rm);
+	extc_remove_tree_at(e->dstfd, stage, NULL, &rm);
 }
 
 int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
-		      const struct extc_manifest *mf, struct extc_publish_report *rep,
+		      const struct extc_manifest *mf, struct extc_warm_walk_report *rep,
 		      char *why, size_t whylen)
 {
 	struct pub p = { 0 };

@@ -24,7 +24,7 @@
  * and the report say what).
  */
 int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
-		      const struct extc_manifest *mf, struct extc_publish_report *rep,
+		      const struct extc_manifest *mf, struct extc_warm_walk_report *rep,
 		      char *why, size_t whylen);
 
 #endif /* EXTC_WARM_PUBLISH_H_ */

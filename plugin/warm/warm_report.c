@@ -78,7 +78,7 @@ void extc_warm_report_line(const struct extc_warm_report *r, const char *node, c
 
 	switch (r->kind) {
 	case EXTC_WARM_REPORT_WARM:
-		extc_warm_size_text(r->bytes, size, sizeof(size));
+		extc_warm_data_size_text(r->bytes, size, sizeof(size));
 		(void)extc_fmt(buf, len, "node %s: warm: seeded %llu files, %s, from %s in %.3f s",
 			       node, (unsigned long long)r->files, size, r->where, (double)r->ns / 1e9);
 		return;

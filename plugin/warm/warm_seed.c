@@ -46,7 +46,7 @@ static bool dir_holds_only(int parentfd, const char *name, const char *allowed)
  * runtimes (container_envfile.h), which is no build: that leaf is still
  * fresh. Builds made in a container, under container/, make it not fresh.
  */
-int extc_warm_leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen)
+int extc_warm_seed_leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen)
 {
 	struct dirent *de;
 	DIR *d;
@@ -81,7 +81,7 @@ static void leaf_reset(int leaffd, const struct extc_warm_opts *o)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		if (!extc_fdio_is_dot(de->d_name))
-			extc_rm_tree_at(leaffd, de->d_name, NULL, &rep);
+			extc_remove_tree_at(leaffd, de->d_name, NULL, &rep);
 	}
 	closedir(d);
 	for (i = 0; i < o->nsubdirs; i++)
@@ -129,16 +129,16 @@ enum extc_seed_result extc_warm_seed(int srcfd, int leaffd, const struct extc_wa
 	int stagefd = -1;
 	enum extc_seed_result rv = EXTC_SEED_REFUSED;
 
-	if (extc_warm_leaf_is_fresh(leaffd, &fresh, why, whylen) < 0)
+	if (extc_warm_seed_leaf_is_fresh(leaffd, &fresh, why, whylen) < 0)
 		return (EXTC_SEED_REFUSED);
 	if (!fresh)
 		return (EXTC_SEED_NOT_FRESH);
 	/* measured first, so that a seed too large is refused before anything is copied */
-	if (extc_warm_measure(srcfd, o, st, why, whylen) < 0)
+	if (extc_warm_copy_measure(srcfd, o, st, why, whylen) < 0)
 		return (EXTC_SEED_REFUSED);
 	if (o->max_bytes != 0 && st->bytes > o->max_bytes) {
-		extc_warm_size_text(st->bytes, have, sizeof(have));
-		extc_warm_size_text(o->max_bytes, max, sizeof(max));
+		extc_warm_data_size_text(st->bytes, have, sizeof(have));
+		extc_warm_data_size_text(o->max_bytes, max, sizeof(max));
 		extc_fmt(why, whylen, "it holds %s, more than the %s the admin allows (seed_max=); "
 			 "nothing was copied", have, max);
 		return (EXTC_SEED_REFUSED);
@@ -160,6 +160,6 @@ enum extc_seed_result extc_warm_seed(int srcfd, int leaffd, const struct extc_wa
 out:
 	if (stagefd >= 0)
 		close(stagefd);
-	extc_rm_tree_at(leaffd, stage, NULL, &rep);
+	extc_remove_tree_at(leaffd, stage, NULL, &rep);
 	return (rv);
 }

@@ -9,7 +9,7 @@
 
 /*
  * <leaf>/.ext-cache-seeded.<step>: a step's tasks have seeded the leaf
- * (step_seed.c). Not content: a leaf holding only these is still fresh.
+ * (step_task.c). Not content: a leaf holding only these is still fresh.
  */
 #define EXTC_SEEDED_MARK_PREFIX ".ext-cache-seeded."
 
@@ -39,6 +39,6 @@ enum extc_seed_result extc_warm_seed(int srcfd, int leaffd, const struct extc_wa
  * Whether the leaf is as slurmstepd made it: empty directories, the first
  * task's mark, and a container/ holding at most its env file.
  */
-int extc_warm_leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen);
+int extc_warm_seed_leaf_is_fresh(int leaffd, bool *fresh, char *why, size_t whylen);
 
 #endif /* EXTC_WARM_SEED_H_ */

@@ -44,12 +44,12 @@ enum extc_shape extc_shape_of_child(const struct extc_warm_opts *o, enum extc_sh
 		return (extc_shape_of_subdir(o, name));
 	case EXTC_SHAPE_TORCH:
 	case EXTC_SHAPE_TORCH_GROUP:
-		state = extc_warm_ext_state(childfd);
+		state = extc_warm_ninja_ext_state(childfd);
 		if (state == EXTC_EXT_COMPLETE)
 			return (EXTC_SHAPE_TORCH_BUILD);
 		/* torch >= 1.9 groups builds by Python and CUDA version, one level down */
 		if (state == EXTC_EXT_NONE && parent == EXTC_SHAPE_TORCH &&
-		    extc_warm_is_pyver_group(name))
+		    extc_warm_ninja_is_pyver_group(name))
 			return (EXTC_SHAPE_TORCH_GROUP);
 		return (EXTC_SHAPE_INCOMPLETE);
 	case EXTC_SHAPE_TRITON:

@@ -41,7 +41,7 @@ static void sweep_level(struct sweep *sw, int levelfd, bool drafts)
 
 	if (d == NULL)
 		return;
-	while ((de = readdir(d)) != NULL && !extc_past_deadline(sw->o->deadline_ns)) {
+	while ((de = readdir(d)) != NULL && !extc_clock_past_deadline(sw->o->deadline_ns)) {
 		struct stat sb;
 
 		if (!extc_has_prefix(de->d_name, EXTC_WARM_STAGE_PREFIX) &&
@@ -50,7 +50,7 @@ static void sweep_level(struct sweep *sw, int levelfd, bool drafts)
 		if (fstatat(levelfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    sb.st_uid != geteuid() || !before(&sb.st_ctim, &sw->o->stale_before))
 			continue;
-		if (extc_rm_tree_at(levelfd, de->d_name, NULL, &rm) == 0)
+		if (extc_remove_tree_at(levelfd, de->d_name, NULL, &rm) == 0)
 			sw->removed++;
 	}
 	closedir(d);
@@ -63,10 +63,10 @@ static void sweep_groups(struct sweep *sw, int torchfd)
 
 	if (d == NULL)
 		return;
-	while ((de = readdir(d)) != NULL && !extc_past_deadline(sw->o->deadline_ns)) {
+	while ((de = readdir(d)) != NULL && !extc_clock_past_deadline(sw->o->deadline_ns)) {
 		int groupfd;
 
-		if (!extc_warm_is_pyver_group(de->d_name) ||
+		if (!extc_warm_ninja_is_pyver_group(de->d_name) ||
 		    (groupfd = openat(torchfd, de->d_name, EXTC_DIR_OPEN_FLAGS)) < 0)
 			continue;
 		sweep_level(sw, groupfd, false);
@@ -101,7 +101,7 @@ static void sweep_all(struct sweep *sw, int dirfd)
  */
 #define ABANDONED_MIN_AGE_S 3600
 
-void extc_warm_stale_limit(uint32_t publish_timeout_s, const struct timespec *now,
+void extc_warm_sweep_stale_limit(uint32_t publish_timeout_s, const struct timespec *now,
 			   struct timespec *limit)
 {
 	time_t age = 2 * (time_t)publish_timeout_s;

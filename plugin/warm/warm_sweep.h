@@ -20,7 +20,7 @@ uint64_t extc_warm_sweep_abandoned(int dirfd, const struct extc_warm_opts *o);
  * The stale_before for a publish at 'now' (CLOCK_REALTIME) under the
  * admin's publish_timeout: older than any running publisher's stage can be.
  */
-void extc_warm_stale_limit(uint32_t publish_timeout_s, const struct timespec *now,
+void extc_warm_sweep_stale_limit(uint32_t publish_timeout_s, const struct timespec *now,
 			   struct timespec *limit);
 
 #endif /* EXTC_WARM_SWEEP_H_ */

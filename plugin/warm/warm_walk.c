@@ -45,22 +45,7 @@ void extc_warm_walk_fail(struct extc_warm_walk *w, const char *fmt, ...)
 
 bool extc_warm_walk_late(const struct extc_warm_walk *w)
 {
-	return (extc_past_deadline(w->o->deadline_ns));
-}
-
-int extc_warm_walk_rename_noreplace(int sfd, const char *sname, int dfd, const char *dname,
-				    bool isdir)
-{
-	if (renameat2(sfd, sname, dfd, dname, RENAME_NOREPLACE) == 0)
-		return (0);
-	if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-		return (-1);
-	if (isdir)
-		return (renameat(sfd, sname, dfd, dname));
-	if (linkat(sfd, sname, dfd, dname, 0) < 0)
-		return (-1);
-	unlinkat(sfd, sname, 0);
-	return (0);
+	return (extc_clock_past_deadline(w->o->deadline_ns));
 }
 
 static int level_fd(struct level *l)

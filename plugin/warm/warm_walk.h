@@ -12,7 +12,7 @@
 #include "warm/warm_copy.h"
 
 /* What placing a leaf's builds somewhere did. */
-struct extc_publish_report {
+struct extc_warm_walk_report {
 	uint64_t published;	/* entries this process placed */
 	uint64_t present;	/* entries already there (placed earlier) */
 	uint64_t lost;		/* entries another process placed first */
@@ -49,7 +49,7 @@ struct extc_warm_walk {
 	const struct extc_manifest *mf;	/* the manifest the directory must have */
 	extc_warm_place_fn place;
 	void *ctx;			/* the placer's own */
-	struct extc_publish_report *rep;
+	struct extc_warm_walk_report *rep;
 };
 
 /*
@@ -71,14 +71,5 @@ void extc_warm_walk_fail(struct extc_warm_walk *w, const char *fmt, ...)
 
 /* Has the walk's deadline passed? */
 bool extc_warm_walk_late(const struct extc_warm_walk *w);
-
-/*
- * Rename without replacing. renameat2(RENAME_NOREPLACE) where the
- * filesystem has it; NFS and older kernels do not, and then a directory is
- * renamed plainly (which fails on a non-empty one) and anything else is
- * linked (which fails on an existing name) and its old name dropped.
- */
-int extc_warm_walk_rename_noreplace(int sfd, const char *sname, int dfd, const char *dname,
-				    bool isdir);
 
 #endif /* EXTC_WARM_WALK_H_ */

@@ -197,7 +197,7 @@ static void swap_race(struct fsfx *fx, bool repopulate, unsigned long iterations
 			adv_fmt(jobdir, sizeof(jobdir), "%s/%u/%u", t.base, ADV_USER_UID, ADV_JOBID);
 			jfd = open(jobdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			assert_true(jfd >= 0);
-			rv = extc_rm_tree_at(jfd, "0", &two, &rep);
+			rv = extc_remove_tree_at(jfd, "0", &two, &rep);
 			close(jfd);
 			close(hold);
 		}
@@ -362,13 +362,13 @@ static void test_race_subtree_moved_out_during_removal(void **state)
 		adv_fmt(jobdir, sizeof(jobdir), "%s/%u/%u", t.base, ADV_USER_UID, ADV_JOBID);
 		jfd = open(jobdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		assert_true(jfd >= 0);
-		rv = extc_rm_tree_at(jfd, "0", (i & 1) ? &two : NULL, &rep);
+		rv = extc_remove_tree_at(jfd, "0", (i & 1) ? &two : NULL, &rep);
 		close(jfd);
 		advtree_release(&t);
 		if (rv != 0)
 			stopped++;
 		/* what the attacker moved out is the user's: clear it for the next round */
-		extc_rm_tree_at(homefd, "b", NULL, &rep);
+		extc_remove_tree_at(homefd, "b", NULL, &rep);
 		assert_true(fsfx_sentinel_intact(&mine));
 		assert_true(fsfx_sentinel_intact(&rootfile));
 		assert_true(fsfx_sentinel_intact(&rootdir));
@@ -379,7 +379,7 @@ static void test_race_subtree_moved_out_during_removal(void **state)
 	{
 		struct extc_rm_report rep;
 
-		extc_rm_tree_at(homefd, "b", NULL, &rep);
+		extc_remove_tree_at(homefd, "b", NULL, &rep);
 		assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep,
 						      why, sizeof(why)), 0);
 	}
@@ -662,9 +662,9 @@ static void test_race_repopulation_stops_within_budget(void **state)
 	jfd = open(why, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	assert_true(jfd >= 0);
 	extc_rm_limits_default(&lim);
-	lim.deadline_ns = extc_monotonic_ns() + 1500000000ull;	/* 1.5 s */
+	lim.deadline_ns = extc_clock_monotonic_ns() + 1500000000ull;	/* 1.5 s */
 	t0 = adv_now();
-	rv = extc_rm_tree_at(jfd, "0", &lim, &rep);
+	rv = extc_remove_tree_at(jfd, "0", &lim, &rep);
 	took = adv_now() - t0;
 	made = adv_attacker_stop(&att[0]) + adv_attacker_stop(&att[1]);
 	extc_rm_report_text(&rep, why, sizeof(why));
@@ -676,7 +676,7 @@ static void test_race_repopulation_stops_within_budget(void **state)
 	if (rv != 0)
 		assert_true(rep.failed > 0 || rep.stopped != NULL);
 	/* once the writers are gone the rest goes */
-	assert_int_equal(extc_rm_tree_at(jfd, "0", NULL, &rep), 0);
+	assert_int_equal(extc_remove_tree_at(jfd, "0", NULL, &rep), 0);
 	close(jfd);
 	advtree_release(&t);
 	assert_int_equal(extc_tree_remove_job(&t.tree, ADV_USER_UID, ADV_JOBID, &rep, why,

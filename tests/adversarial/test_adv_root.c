@@ -40,7 +40,7 @@
 #include "fusesrv.h"
 #include "base/layout.h"
 #include "pool/pool_evict.h"
-#include "pool/pool_fs.h"
+#include "pool/pool_hold.h"
 #include "testmain.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
@@ -1181,7 +1181,7 @@ static void pool_case_make(struct fsfx *fx, struct pool_case *c)
 	assert_int_equal(extc_tree_prepare_base(&c->t.tree, why, sizeof(why)), 0);
 	assert_int_equal(extc_pool_hold(&c->t.cfg, &c->t.pol, &c->t.ids, POOL_KEY, &h, why,
 					sizeof(why)), EXTC_POOL_HELD);
-	extc_pool_release(&h);
+	extc_pool_hold_release(&h);
 	adv_fmt(c->pool_uid, sizeof(c->pool_uid), "%s/.pool/%u", c->t.base, (unsigned)ADV_USER_UID);
 	adv_fmt(c->key, sizeof(c->key), "%s/%s", c->pool_uid, POOL_KEY);
 }

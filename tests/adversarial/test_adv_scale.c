@@ -99,7 +99,7 @@ static void *rm_thread(void *p)
 {
 	struct rm_job *j = p;
 
-	j->rv = extc_rm_tree_at(j->parentfd, j->name, j->limits, &j->report);
+	j->rv = extc_remove_tree_at(j->parentfd, j->name, j->limits, &j->report);
 	return (NULL);
 }
 
@@ -250,7 +250,7 @@ static void wide_removal(struct fsfx *fx, int dirfd, unsigned long n)
 	assert_int_equal(fsfx_wide_at(dirfd, "wide", n), 0);
 	rss0 = maxrss_kib();
 	t0 = adv_now();
-	assert_int_equal(extc_rm_tree_at(dirfd, "wide", NULL, &rep), 0);
+	assert_int_equal(extc_remove_tree_at(dirfd, "wide", NULL, &rep), 0);
 	fprintf(stderr, "# %lu entries removed in %.1f s, peak RSS +%ld KiB\n", n, adv_now() - t0,
 		maxrss_kib() - rss0);
 	assert_int_equal(rep.removed, n + 1);
@@ -331,7 +331,7 @@ static void test_long_and_hostile_names(void **state)
 	close(nfd);
 	close(fd);
 
-	assert_int_equal(extc_rm_tree_at(fx->rootfd, "odd", NULL, &rep), -1);
+	assert_int_equal(extc_remove_tree_at(fx->rootfd, "odd", NULL, &rep), -1);
 	extc_rm_report_text(&rep, text, sizeof(text));
 	fprintf(stderr, "# %s\n", text);
 	assert_int_equal(rep.first_errno, EPERM);
@@ -355,7 +355,7 @@ static void test_long_and_hostile_names(void **state)
 	assert_int_equal(get_flags_at(fd, "esc\x1b]0;owned\a%n\n") & FL_IMMUTABLE, FL_IMMUTABLE);
 	assert_int_equal(set_flags_at(fd, "esc\x1b]0;owned\a%n\n", 0, FL_IMMUTABLE), 0);
 	close(fd);
-	assert_int_equal(extc_rm_tree_at(fx->rootfd, "odd", NULL, &rep), 0);
+	assert_int_equal(extc_remove_tree_at(fx->rootfd, "odd", NULL, &rep), 0);
 	adv_assert_no_fd_leak(fx);
 }
 
@@ -423,7 +423,7 @@ static void test_immutable_and_append_only(void **state)
 	assert_int_equal(set_flags_at(fd, "appendonly", FL_APPEND, 0), 0);
 	close(fd);
 	t0 = adv_now();
-	assert_int_equal(extc_rm_tree_at(fx->rootfd, "tree", NULL, &rep), -1);
+	assert_int_equal(extc_remove_tree_at(fx->rootfd, "tree", NULL, &rep), -1);
 	extc_rm_report_text(&rep, text, sizeof(text));
 	fprintf(stderr, "# %s (%.3f s)\n", text, adv_now() - t0);
 	assert_int_equal(rep.first_errno, EPERM);
@@ -438,7 +438,7 @@ static void test_immutable_and_append_only(void **state)
 	assert_int_equal(set_flags_at(fd, "frozen", 0, FL_IMMUTABLE), 0);
 	assert_int_equal(set_flags_at(fd, "appendonly", 0, FL_APPEND), 0);
 	close(fd);
-	assert_int_equal(extc_rm_tree_at(fx->rootfd, "tree", NULL, &rep), 0);
+	assert_int_equal(extc_remove_tree_at(fx->rootfd, "tree", NULL, &rep), 0);
 	adv_assert_no_fd_leak(fx);
 }
 
@@ -457,7 +457,7 @@ static void test_100000_failures_are_one_report(void **state)
 	assert_int_equal(wide_of_user(fd, "ao", n), 0);
 	assert_int_equal(set_flags_at(fd, "ao", FL_APPEND, 0), 0);
 	close(fd);
-	assert_int_equal(extc_rm_tree_at(fx->rootfd, "flood", NULL, &rep), -1);
+	assert_int_equal(extc_remove_tree_at(fx->rootfd, "flood", NULL, &rep), -1);
 	extc_rm_report_text(&rep, text, sizeof(text));
 	fprintf(stderr, "# %s\n", text);
 	assert_int_equal(rep.failed, n + 2);
@@ -467,7 +467,7 @@ static void test_100000_failures_are_one_report(void **state)
 	fd = openat(fx->rootfd, "flood", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_int_equal(set_flags_at(fd, "ao", 0, FL_APPEND), 0);
 	close(fd);
-	assert_int_equal(extc_rm_tree_at(fx->rootfd, "flood", NULL, &rep), 0);
+	assert_int_equal(extc_remove_tree_at(fx->rootfd, "flood", NULL, &rep), 0);
 	adv_assert_no_fd_leak(fx);
 }
 
@@ -533,16 +533,16 @@ static void test_deadline_stops_a_huge_removal(void **state)
 	}
 	close(fd);
 	extc_rm_limits_default(&lim);
-	lim.deadline_ns = extc_monotonic_ns() + 100000000ull;	/* 0.1 s */
+	lim.deadline_ns = extc_clock_monotonic_ns() + 100000000ull;	/* 0.1 s */
 	t0 = adv_now();
-	assert_int_equal(extc_rm_tree_at(fx->rootfd, "big", &lim, &rep), -1);
+	assert_int_equal(extc_remove_tree_at(fx->rootfd, "big", &lim, &rep), -1);
 	took = adv_now() - t0;
 	fprintf(stderr, "# stopped after %.3f s: %s\n", took, rep.stopped ? rep.stopped : "?");
 	assert_non_null(rep.stopped);
 	assert_string_equal(rep.stopped, "time budget exhausted");
 	assert_true(took < 1.0);
 	assert_true(rep.removed > 0 && rep.removed < 200040);
-	assert_int_equal(extc_rm_tree_at(fx->rootfd, "big", NULL, &rep), 0);
+	assert_int_equal(extc_remove_tree_at(fx->rootfd, "big", NULL, &rep), 0);
 	adv_assert_no_fd_leak(fx);
 }
 

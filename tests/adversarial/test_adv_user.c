@@ -290,7 +290,7 @@ static void test_fuse_on_the_leaf_identity_check(void **state)
 	fuse_on_the_local_leaf(*state, op_ident, "the leaf identity check", false);
 }
 
-/* slurm_spank_exit of a local step: the top of extc_rm_tree_at is the mounted leaf. */
+/* slurm_spank_exit of a local step: the top of extc_remove_tree_at is the mounted leaf. */
 static void test_fuse_on_the_leaf_step_removal(void **state)
 {
 	fuse_on_the_local_leaf(*state, op_remove_leaf, "the step's removal", true);

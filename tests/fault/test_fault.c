@@ -313,7 +313,7 @@ static void reset_tree(struct fx *fx)
 	int rootfd = open(fx->fs.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	assert_true(rootfd >= 0);
-	extc_rm_tree_at(rootfd, "base", NULL, &rep);
+	extc_remove_tree_at(rootfd, "base", NULL, &rep);
 	close(rootfd);
 	assert_false(fsfx_exists(fx->base));
 }
@@ -579,7 +579,7 @@ static int do_remove(struct fx *fx, enum remove_kind kind, int jfd, struct extc_
 
 		extc_rm_limits_default(&lim);
 		lim.max_fds = 2;
-		rv = extc_rm_tree_at(jfd, "0", &lim, rep);
+		rv = extc_remove_tree_at(jfd, "0", &lim, rep);
 		if (rv < 0)
 			extc_rm_report_text(rep, why, whylen);
 		return (rv);

@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 		printf("on_error %s\n", cfg.on_error == EXTC_ON_ERROR_FAIL ? "fail" :
 		       cfg.on_error == EXTC_ON_ERROR_WARN ? "warn" : "auto");
 		printf("allow_shared_fs %s\n", cfg.allow_shared_fs ? "yes" : "no");
-		printf("vars %s\n", cfg.nvars == extc_config_builtin_vars(&vars) ? "builtin" : "other");
+		printf("vars %s\n", cfg.nvars == extc_vars_builtin(&vars) ? "builtin" : "other");
 		printf("seed %s\n", cfg.seed[0] ? cfg.seed : "none");
 		printf("seed_max %lluG\n", (unsigned long long)(cfg.seed_max >> 30));
 		printf("seed_timeout %u\n", cfg.seed_timeout);
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 		return (0);
 	}
 	if (argc == 2 && strcmp(argv[1], "builtins") == 0) {
-		n = extc_config_builtin_vars(&vars);
+		n = extc_vars_builtin(&vars);
 		for (i = 0; i < n; i++)
 			printf("%s %s\n", vars[i].name, vars[i].subdir);
 		return (0);

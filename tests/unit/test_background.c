@@ -217,7 +217,7 @@ static void run_detached_from_child(struct fx *fx, bool no_close_range)
 			    syscall(SYS_close_range, 1000000u, 1000001u, 0u) != -1 || errno != ENOSYS)
 				_exit(2);
 		}
-		_exit(extc_run_detached(report, fx) > 0 ? 0 : 1);
+		_exit(extc_background_run_detached(report, fx) > 0 ? 0 : 1);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
@@ -262,15 +262,15 @@ static void test_sigchld_ignored_does_not_spin(void **state)
 	if (pid == 0) {
 		only_fixture_fds(fx);
 		signal(SIGCHLD, SIG_IGN);
-		_exit(extc_run_detached(report, fx) > 0 ? 0 : 1);
+		_exit(extc_background_run_detached(report, fx) > 0 ? 0 : 1);
 	}
-	/* a bound: extc_run_detached returns in milliseconds unless it spins */
+	/* a bound: extc_background_run_detached returns in milliseconds unless it spins */
 	for (i = 0; i < 1000 && waitpid(pid, &status, WNOHANG) == 0; i++)
 		poll(NULL, 0, 10);
 	if (i == 1000) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
-		fail_msg("extc_run_detached did not return with SIGCHLD ignored (waitpid loop on ECHILD)");
+		fail_msg("extc_background_run_detached did not return with SIGCHLD ignored (waitpid loop on ECHILD)");
 	}
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
@@ -278,13 +278,13 @@ static void test_sigchld_ignored_does_not_spin(void **state)
 	check_report(fx, line);
 }
 
-/* What extc_detach's work sees and does: told through the fixture's report file. */
+/* What extc_background_detach's work sees and does: told through the fixture's report file. */
 struct detach_fx {
 	struct fx *fx;
 	int kept;		/* a pipe's read end the caller asks to keep */
 	int release;		/* the work waits for this to be readable before it ends */
 	bool say_done;		/* call extc_background_done() first */
-	pid_t caller;		/* the process that called extc_detach, a subreaper when set */
+	pid_t caller;		/* the process that called extc_background_detach, a subreaper when set */
 };
 
 static void detach_work(void *arg)
@@ -307,7 +307,7 @@ static void detach_work(void *arg)
 	poll(&pfd, 1, 10000);
 }
 
-/* Run extc_detach in a helper child; its result (and the report) come back through 'out'. */
+/* Run extc_background_detach in a helper child; its result (and the report) come back through 'out'. */
 static enum extc_detach_result detach_from_child(struct detach_fx *d, unsigned wait_ms)
 {
 	const int keep[] = { d->kept, d->release };
@@ -325,7 +325,7 @@ static enum extc_detach_result detach_from_child(struct detach_fx *d, unsigned w
 			if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
 				_exit(20);
 		}
-		_exit((int)extc_detach(detach_work, d, &o, &gc) + (gc > 0 ? 0 : 10));
+		_exit((int)extc_background_detach(detach_work, d, &o, &gc) + (gc > 0 ? 0 : 10));
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));

@@ -76,7 +76,7 @@ static void expect_target(const char *path, int v2, enum extc_cgroup_where want,
 {
 	char out[PATH_MAX] = "";
 
-	assert_int_equal(extc_cgroup_target(path, v2, out, sizeof(out)), want);
+	assert_int_equal(extc_cgroup_escape_target(path, v2, out, sizeof(out)), want);
 	if (want == EXTC_CGROUP_IN_JOB)
 		assert_string_equal(out, to);
 }
@@ -151,7 +151,7 @@ static void test_target_bad(void **state)
 	big[sizeof(big) - 1] = '\0';
 	expect_target(big, 0, EXTC_CGROUP_BAD_PATH, NULL);
 	/* the target does not fit the caller's buffer */
-	assert_int_equal(extc_cgroup_target("/slurm_n1/uid_1/job_2", 0, small, sizeof(small)),
+	assert_int_equal(extc_cgroup_escape_target("/slurm_n1/uid_1/job_2", 0, small, sizeof(small)),
 			 EXTC_CGROUP_BAD_PATH);
 }
 
@@ -161,7 +161,7 @@ static void test_plan_v1(void **state)
 	const struct extc_cgroup_move *m;
 
 	(void)state;
-	extc_cgroup_plan(CG_V1_TASK, MI_V1 MI_UNIFIED, p);
+	extc_cgroup_escape_plan(CG_V1_TASK, MI_V1 MI_UNIFIED, p);
 	assert_int_equal(p->n, 4);
 	m = find(p, "memory");
 	assert_string_equal(m->from, "/slurm_n1/uid_1001/job_5/step_0/task_0");
@@ -180,13 +180,13 @@ static void test_plan_v2(void **state)
 	struct extc_cgroup_plan *p = new_plan();
 
 	(void)state;
-	extc_cgroup_plan("0::/system.slice/slurmstepd.scope/job_5/step_0/slurm\n", MI_V2, p);
+	extc_cgroup_escape_plan("0::/system.slice/slurmstepd.scope/job_5/step_0/slurm\n", MI_V2, p);
 	assert_int_equal(p->n, 1);
 	assert_string_equal(p->moves[0].hierarchy, "unified");
 	assert_string_equal(p->moves[0].procs,
 			    "/sys/fs/cgroup/system.slice/slurmstepd.scope/system/cgroup.procs");
 	/* no trailing newline, and the user leaf */
-	extc_cgroup_plan("0::/system.slice/slurmstepd.scope/job_5/step_0/user/task_1", MI_V2, p);
+	extc_cgroup_escape_plan("0::/system.slice/slurmstepd.scope/job_5/step_0/user/task_1", MI_V2, p);
 	assert_int_equal(p->n, 1);
 	assert_string_equal(p->moves[0].to, "/system.slice/slurmstepd.scope/system");
 	free(p);
@@ -197,7 +197,7 @@ static void test_plan_hybrid(void **state)
 	struct extc_cgroup_plan *p = new_plan();
 
 	(void)state;
-	extc_cgroup_plan("6:freezer:/slurm_n1/uid_1001/job_1\n"
+	extc_cgroup_escape_plan("6:freezer:/slurm_n1/uid_1001/job_1\n"
 			 "4:memory:/\n"
 			 "0::/system.slice/slurmstepd.scope/job_1/step_0/slurm\n",
 			 MI_V1 MI_UNIFIED, p);
@@ -215,12 +215,12 @@ static void test_not_in_job(void **state)
 
 	(void)state;
 	/* the lab host's own shell */
-	extc_cgroup_plan("9:name=systemd:/\n6:freezer:/\n4:memory:/process_api/c05e\n3:cpuset:/\n0::/\n",
+	extc_cgroup_escape_plan("9:name=systemd:/\n6:freezer:/\n4:memory:/process_api/c05e\n3:cpuset:/\n0::/\n",
 			 MI_V1 MI_UNIFIED, p);
 	assert_int_equal(p->n, 0);
-	assert_int_equal(extc_cgroup_apply(p, getpid(), why, sizeof(why)), EXTC_CGROUP_NOT_IN_JOB);
+	assert_int_equal(extc_cgroup_escape_apply(p, getpid(), why, sizeof(why)), EXTC_CGROUP_NOT_IN_JOB);
 	assert_contains(why, "in no Slurm job");
-	extc_cgroup_plan("", "", p);
+	extc_cgroup_escape_plan("", "", p);
 	assert_int_equal(p->n, 0);
 	free(p);
 }
@@ -231,7 +231,7 @@ static void test_plan_mounts(void **state)
 	struct extc_cgroup_plan *p = new_plan();
 
 	(void)state;
-	extc_cgroup_plan("4:memory:/docker/abc/slurm/uid_1/job_2/step_0\n"
+	extc_cgroup_escape_plan("4:memory:/docker/abc/slurm/uid_1/job_2/step_0\n"
 			 "6:freezer:/slurm/uid_1/job_2/step_0\n",
 			 "50 1 0:32 /docker/abc /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
 			 "51 1 0:34 / /my\\040cgroups/free\\134zer rw - cgroup cgroup rw,freezer\n", p);
@@ -239,18 +239,18 @@ static void test_plan_mounts(void **state)
 	assert_string_equal(find(p, "memory")->procs, "/sys/fs/cgroup/memory/slurm/cgroup.procs");
 	assert_string_equal(find(p, "freezer")->procs, "/my cgroups/free\\zer/slurm/cgroup.procs");
 	/* the target above the mount's root: not reachable through it */
-	extc_cgroup_plan("4:memory:/slurm/uid_1/job_2\n",
+	extc_cgroup_escape_plan("4:memory:/slurm/uid_1/job_2\n",
 			 "50 1 0:32 /slurm/uid_1 /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n", p);
 	assert_int_equal(p->n, 1);
 	assert_string_equal(p->moves[0].procs, "");
 	assert_contains(p->moves[0].why, "no mount of it holds");
 	/* the hierarchy is not mounted at all */
-	extc_cgroup_plan("8:pids:/slurm/uid_1/job_2\n", MI_V1, p);
+	extc_cgroup_escape_plan("8:pids:/slurm/uid_1/job_2\n", MI_V1, p);
 	assert_int_equal(p->n, 1);
 	assert_string_equal(p->moves[0].procs, "");
 	assert_contains(p->moves[0].why, "not mounted");
 	/* "memory" is not "memory_x", nor a word inside another option */
-	extc_cgroup_plan("4:memory:/slurm/uid_1/job_2\n",
+	extc_cgroup_escape_plan("4:memory:/slurm/uid_1/job_2\n",
 			 "50 1 0:32 / /a rw - cgroup cgroup rw,memory_x\n"
 			 "51 1 0:32 / /b rw - cgroup cgroup rw,name=memory\n", p);
 	assert_string_equal(p->moves[0].procs, "");
@@ -279,17 +279,17 @@ static void test_plan_hostile(void **state)
 	for (i = strlen(mi); i < big; i++)
 		mi[i] = 'm';
 	strcpy(mi + big, " rw - cgroup cgroup rw,freezer\n" MI_V1);
-	extc_cgroup_plan(cg, mi, p);
+	extc_cgroup_escape_plan(cg, mi, p);
 	assert_int_equal(p->n, 2);
 	assert_string_equal(find(p, "memory")->procs, "");
 	assert_contains(find(p, "memory")->why, "too long");
 	assert_string_equal(find(p, "freezer")->procs, "/sys/fs/cgroup/freezer/slurm/cgroup.procs");
 	/* ".." (a cgroup outside this namespace) naming a job */
-	extc_cgroup_plan("6:freezer:/../slurm/uid_1/job_2\n", MI_V1, p);
+	extc_cgroup_escape_plan("6:freezer:/../slurm/uid_1/job_2\n", MI_V1, p);
 	assert_int_equal(p->n, 1);
 	assert_string_equal(p->moves[0].procs, "");
 	/* a truncated escape and a lone backslash are taken as they are */
-	extc_cgroup_plan("6:freezer:/slurm/uid_1/job_2\n",
+	extc_cgroup_escape_plan("6:freezer:/slurm/uid_1/job_2\n",
 			 "51 1 0:34 / /c\\04 rw - cgroup cgroup rw,freezer\n", p);
 	assert_string_equal(p->moves[0].procs, "/c\\04/slurm/cgroup.procs");
 	free(mi);
@@ -415,10 +415,10 @@ static void test_escape_no_follow(void **state)
 static void test_result_names(void **state)
 {
 	(void)state;
-	assert_string_equal(extc_cgroup_result_name(EXTC_CGROUP_NOT_IN_JOB), "not-in-job");
-	assert_string_equal(extc_cgroup_result_name(EXTC_CGROUP_MOVED), "moved");
-	assert_string_equal(extc_cgroup_result_name(EXTC_CGROUP_PARTIAL), "partial");
-	assert_string_equal(extc_cgroup_result_name(EXTC_CGROUP_FAILED), "failed");
+	assert_string_equal(extc_cgroup_escape_result_name(EXTC_CGROUP_NOT_IN_JOB), "not-in-job");
+	assert_string_equal(extc_cgroup_escape_result_name(EXTC_CGROUP_MOVED), "moved");
+	assert_string_equal(extc_cgroup_escape_result_name(EXTC_CGROUP_PARTIAL), "partial");
+	assert_string_equal(extc_cgroup_escape_result_name(EXTC_CGROUP_FAILED), "failed");
 }
 
 /*
@@ -545,10 +545,10 @@ static int cg2_write(const char *path, const char *text)
 /* rmdir, waiting (bounded) while the kernel still counts an ended process in it */
 static int cg2_rmdir(const char *path)
 {
-	uint64_t deadline = extc_monotonic_ns() + (uint64_t)CG2_BOUND_MS * 1000000u;
+	uint64_t deadline = extc_clock_monotonic_ns() + (uint64_t)CG2_BOUND_MS * 1000000u;
 	int rc;
 
-	while ((rc = rmdir(path)) != 0 && errno == EBUSY && !extc_past_deadline(deadline))
+	while ((rc = rmdir(path)) != 0 && errno == EBUSY && !extc_clock_past_deadline(deadline))
 		poll(NULL, 0, 5);
 	return (rc);
 }
@@ -744,7 +744,7 @@ static bool cg2_answers(struct cg2 *w, struct standin *s, const char *what)
 /* wait (bounded) for a stand-in's end; false while it still runs at the bound */
 static bool cg2_wait_end(struct standin *s, int *status)
 {
-	uint64_t deadline = extc_monotonic_ns() + (uint64_t)CG2_BOUND_MS * 1000000u;
+	uint64_t deadline = extc_clock_monotonic_ns() + (uint64_t)CG2_BOUND_MS * 1000000u;
 
 	do {
 		pid_t r = waitpid(s->pid, status, WNOHANG);
@@ -756,7 +756,7 @@ static bool cg2_wait_end(struct standin *s, int *status)
 		if (r < 0)
 			return (false);
 		poll(NULL, 0, 5);
-	} while (!extc_past_deadline(deadline));
+	} while (!extc_clock_past_deadline(deadline));
 	return (false);
 }
 
@@ -770,7 +770,7 @@ static bool cg2_escape(struct cg2 *w)
 	snprintf(cg, sizeof(cg), "/proc/%ld/cgroup", (long)s->pid);
 	r = extc_cgroup_escape_from(cg, "/proc/self/mountinfo", s->pid, why, sizeof(why));
 	if (r != EXTC_CGROUP_MOVED)
-		return (cg2_fail(w, "the escape: %s (%s), not moved", extc_cgroup_result_name(r), why));
+		return (cg2_fail(w, "the escape: %s (%s), not moved", extc_cgroup_escape_result_name(r), why));
 	snprintf(want, sizeof(want), "unified /%s/" CG2_JOB "/step_0/slurm -> /%s/" CG2_SCOPE "/system",
 		 w->name, w->name);
 	if (strcmp(why, want) != 0)
@@ -800,13 +800,13 @@ static bool cg2_kill_job(struct cg2 *w)
 /* the job's cgroups are empty, and go (as Slurm removes them) while the escaped end lives */
 static bool cg2_remove_job(struct cg2 *w)
 {
-	uint64_t deadline = extc_monotonic_ns() + (uint64_t)CG2_BOUND_MS * 1000000u;
+	uint64_t deadline = extc_clock_monotonic_ns() + (uint64_t)CG2_BOUND_MS * 1000000u;
 	char p[PATH_MAX], events[512];
 	long n;
 
 	cg2_path(w, p, CG2_JOB, "cgroup.events");
 	while ((n = cg2_read(p, events, sizeof(events))) >= 0 && strstr(events, "populated 0\n") == NULL &&
-	       !extc_past_deadline(deadline))
+	       !extc_clock_past_deadline(deadline))
 		poll(NULL, 0, 5);
 	if (n < 0)
 		return (cg2_fail(w, "reading %s: %s", p, strerror(errno)));
@@ -868,12 +868,12 @@ static int cg2_child(struct cg2 *w)
 /* what the child sent, up to its end of file or the bound */
 static void cg2_read_report(int fd, char *msg, size_t len)
 {
-	uint64_t deadline = extc_monotonic_ns() + (uint64_t)CG2_CHILD_MS * 1000000u;
+	uint64_t deadline = extc_clock_monotonic_ns() + (uint64_t)CG2_CHILD_MS * 1000000u;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	size_t n = 0;
 	ssize_t r = 1;
 
-	while (r > 0 && n + 1 < len && !extc_past_deadline(deadline)) {
+	while (r > 0 && n + 1 < len && !extc_clock_past_deadline(deadline)) {
 		if (poll(&p, 1, 100) != 1)
 			continue;
 		r = read(fd, msg + n, len - 1 - n);

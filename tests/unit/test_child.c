@@ -49,7 +49,7 @@ static void test_exited_child_is_reaped(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0)
 		_exit(0);
-	assert_true(extc_reap_child(pid, 1000, 2000));
+	assert_true(extc_child_reap(pid, 1000, 2000));
 	assert_true(reaped(pid));
 }
 
@@ -58,7 +58,7 @@ static void test_running_child_is_killed_at_once_with_no_grace(void **state)
 	pid_t pid = start_waiting_child();
 
 	(void)state;
-	assert_true(extc_reap_child(pid, 0, 5000));
+	assert_true(extc_child_reap(pid, 0, 5000));
 	assert_true(reaped(pid));
 }
 
@@ -69,7 +69,7 @@ static void test_bound_reached_before_the_grace_reports_still_there(void **state
 	int status = 0;
 
 	(void)state;
-	assert_false(extc_reap_child(pid, 60000, 30));
+	assert_false(extc_child_reap(pid, 60000, 30));
 	assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -86,7 +86,7 @@ static void test_not_our_child_counts_as_gone(void **state)
 	if (pid == 0)
 		_exit(0);
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
-	assert_true(extc_reap_child(pid, 0, 1000));
+	assert_true(extc_child_reap(pid, 0, 1000));
 }
 
 int main(void)

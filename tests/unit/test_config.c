@@ -99,7 +99,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.pool_max, 20ULL << 30);
 	assert_int_equal(cfg.pool_total_max, 100ULL << 30);
 	assert_int_equal(cfg.pool_ttl, 14);
-	n = extc_config_builtin_vars(&builtin);
+	n = extc_vars_builtin(&builtin);
 	assert_int_equal(cfg.nvars, n);
 	for (i = 0; i < n; i++) {
 		assert_string_equal(cfg.vars[i].name, builtin[i].name);
@@ -118,7 +118,7 @@ static void test_builtin_vars_make_dir(void **state)
 	size_t n, i, made = 0;
 
 	(void)state;
-	n = extc_config_builtin_vars(&builtin);
+	n = extc_vars_builtin(&builtin);
 	for (i = 0; i < n; i++) {
 		bool want = strcmp(builtin[i].name, "PYTORCH_KERNEL_CACHE_PATH") == 0;
 
@@ -180,7 +180,7 @@ static void test_builtin_vars_follow_cache_dirs_md(void **state)
 	size_t n, i, j;
 
 	(void)state;
-	n = extc_config_builtin_vars(&builtin);
+	n = extc_vars_builtin(&builtin);
 	assert_int_equal(n, sizeof(wanted) / sizeof(wanted[0]));
 	assert_int_equal(extc_config_parse(&cfg, 0, NULL, why, sizeof(why)), 0);
 	for (i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {
@@ -243,11 +243,11 @@ static void test_builtin_ml_stack_vars(void **state)
 		assert_string_equal(v->subdir, want[i].subdir);
 		/* every one of these tools makes its own directory: no mkdir at launch */
 		assert_false(v->make_dir);
-		assert_false(extc_config_builtin_makes_dir(want[i].name));
+		assert_false(extc_vars_builtin_makes_dir(want[i].name));
 	}
 	/* the tools' own spellings only: lower case or an old prefix is an unknown name */
-	assert_true(extc_config_builtin_makes_dir("SGL_DG_CACHE_DIR"));
-	assert_true(extc_config_builtin_makes_dir("vllm_cache_root"));
+	assert_true(extc_vars_builtin_makes_dir("SGL_DG_CACHE_DIR"));
+	assert_true(extc_vars_builtin_makes_dir("vllm_cache_root"));
 }
 
 /* The built-in list passes the same validation an admin's list gets. */
@@ -259,7 +259,7 @@ static void test_builtin_vars_pass_their_own_validation(void **state)
 	size_t n, nparsed = 0, i;
 
 	(void)state;
-	n = extc_config_builtin_vars(&builtin);
+	n = extc_vars_builtin(&builtin);
 	for (i = 0; i < n; i++) {
 		char item[160];
 
@@ -268,7 +268,7 @@ static void test_builtin_vars_pass_their_own_validation(void **state)
 		assert_true(strlen(list) + strlen(item) < sizeof(list));
 		strcat(list, item);
 	}
-	assert_int_equal(extc_config_parse_vars(list, parsed, &nparsed, why, sizeof(why)), 0);
+	assert_int_equal(extc_config_vars_parse(list, parsed, &nparsed, why, sizeof(why)), 0);
 	assert_int_equal(nparsed, n);
 	for (i = 0; i < n; i++) {
 		assert_string_equal(parsed[i].name, builtin[i].name);
@@ -821,7 +821,7 @@ static void test_vars_empty_list(void **state)
 
 	(void)state;
 	expect_refused("vars=", "empty list");
-	assert_int_equal(extc_config_parse_vars("", vars, &n, why, sizeof(why)), -1);
+	assert_int_equal(extc_config_vars_parse("", vars, &n, why, sizeof(why)), -1);
 	assert_int_equal(n, 99);	/* untouched on failure */
 }
 
@@ -847,12 +847,12 @@ static void test_parse_vars_direct(void **state)
 	char why[256];
 
 	(void)state;
-	assert_int_equal(extc_config_parse_vars("ONE,TWO:2", vars, &n, why, sizeof(why)), 0);
+	assert_int_equal(extc_config_vars_parse("ONE,TWO:2", vars, &n, why, sizeof(why)), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(vars[0].name, "ONE");
 	assert_string_equal(vars[0].subdir, "one");
 	assert_string_equal(vars[1].subdir, "2");
-	assert_int_equal(extc_config_parse_vars("PATH", vars, &n, why, sizeof(why)), -1);
+	assert_int_equal(extc_config_vars_parse("PATH", vars, &n, why, sizeof(why)), -1);
 	assert_contains(why, "PATH is reserved");
 	assert_int_equal(n, 2);
 }

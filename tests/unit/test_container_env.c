@@ -87,7 +87,7 @@ static void build(const char *leaf, const char *const *job, enum extc_cenv_resul
 	struct extc_cenv_in in = input(leaf, &env);
 
 	memset(out, 0, sizeof(*out));
-	assert_int_equal(extc_cenv_build(&in, out), want);
+	assert_int_equal(extc_container_env_build(&in, out), want);
 }
 
 static void expect_binds(const char *const *job, const char *app, const char *sing)
@@ -97,7 +97,7 @@ static void expect_binds(const char *const *job, const char *app, const char *si
 	build(LEAF, job, EXTC_CENV_OK, &l);
 	assert_string_equal(value_of(&l, "APPTAINER_BIND"), app);
 	assert_string_equal(value_of(&l, "SINGULARITY_BIND"), sing);
-	extc_cenv_list_free(&l);
+	extc_container_env_list_free(&l);
 }
 
 static void test_bind_unset_is_the_leaf(void **state)
@@ -164,7 +164,7 @@ static void test_bind_records_the_job_values(void **state)
 	build(LEAF, job, EXTC_CENV_OK, &l);
 	assert_string_equal(find(&l, "APPTAINER_BIND")->was, "/a");
 	assert_null(find(&l, "SINGULARITY_BIND")->was);
-	extc_cenv_list_free(&l);
+	extc_container_env_list_free(&l);
 }
 
 static void expect_no_bind(const char *leaf, const char *const *job, enum extc_cenv_result want)
@@ -176,7 +176,7 @@ static void expect_no_bind(const char *leaf, const char *const *job, enum extc_c
 	assert_null(value_of(&l, "SINGULARITY_BIND"));
 	/* the variables still go in: Apptainer's default binds of /tmp reach them */
 	assert_non_null(value_of(&l, "APPTAINERENV_TORCH_EXTENSIONS_DIR"));
-	extc_cenv_list_free(&l);
+	extc_container_env_list_free(&l);
 }
 
 static void test_bind_leaf_unbindable(void **state)
@@ -215,7 +215,7 @@ static void test_env_points_into_the_container_subtree(void **state)
 	assert_string_equal(value_of(&l, "SINGULARITYENV_TRITON_CACHE_DIR"), LEAF "/container/triton");
 	/* 2 binds, 2 variables and the plugin's own 2, each under both prefixes */
 	assert_int_equal(l.npairs, 2 + 2 * 4);
-	extc_cenv_list_free(&l);
+	extc_container_env_list_free(&l);
 }
 
 static void test_env_keeps_the_plugin_values(void **state)
@@ -230,7 +230,7 @@ static void test_env_keeps_the_plugin_values(void **state)
 	assert_string_equal(value_of(&l, "APPTAINERENV_SLURM_EXT_CACHE_MODE"), "local");
 	assert_string_equal(value_of(&l, "SINGULARITYENV_SLURM_EXT_CACHE_MODE"), "local");
 	assert_string_equal(find(&l, "APPTAINERENV_SLURM_EXT_CACHE_DIR")->was, "/mine");
-	extc_cenv_list_free(&l);
+	extc_container_env_list_free(&l);
 }
 
 static void expect_user_kept(const char *const *job)
@@ -242,7 +242,7 @@ static void expect_user_kept(const char *const *job)
 	assert_null(value_of(&l, "SINGULARITYENV_TORCH_EXTENSIONS_DIR"));
 	assert_non_null(value_of(&l, "APPTAINERENV_TRITON_CACHE_DIR"));
 	assert_non_null(value_of(&l, "SINGULARITYENV_TRITON_CACHE_DIR"));
-	extc_cenv_list_free(&l);
+	extc_container_env_list_free(&l);
 }
 
 static void test_env_user_choice_kept(void **state)
@@ -271,7 +271,7 @@ static void test_env_enclosing_step_value_replaced(void **state)
 			    LEAF "/container/torch_extensions");
 	assert_string_equal(find(&l, "APPTAINERENV_TORCH_EXTENSIONS_DIR")->was,
 			    BASE "alice/42/batch/container/torch_extensions");
-	extc_cenv_list_free(&l);
+	extc_container_env_list_free(&l);
 }
 
 static void test_inside_lines(void **state)
@@ -281,13 +281,13 @@ static void test_inside_lines(void **state)
 	struct extc_cenv_list l = { 0 };
 
 	(void)state;
-	assert_int_equal(extc_cenv_inside(&in, &l), EXTC_CENV_OK);
+	assert_int_equal(extc_container_env_inside(&in, &l), EXTC_CENV_OK);
 	assert_int_equal(l.npairs, 4);
 	assert_string_equal(value_of(&l, "TORCH_EXTENSIONS_DIR"), LEAF "/container/torch_extensions");
 	assert_string_equal(value_of(&l, "TRITON_CACHE_DIR"), LEAF "/container/triton");
 	assert_string_equal(value_of(&l, "SLURM_EXT_CACHE_DIR"), LEAF);
 	assert_string_equal(value_of(&l, "SLURM_EXT_CACHE_MODE"), "local");
-	extc_cenv_list_free(&l);
+	extc_container_env_list_free(&l);
 }
 
 /* ---- the env file ---------------------------------------------------------------------- */
@@ -343,7 +343,7 @@ static struct extc_cenv_list lines_of(const char *value)
 	struct job_env env = { NULL };
 	struct extc_cenv_in in = input(value, &env);
 
-	assert_int_equal(extc_cenv_inside(&in, &l), EXTC_CENV_OK);
+	assert_int_equal(extc_container_env_inside(&in, &l), EXTC_CENV_OK);
 	return (l);
 }
 
@@ -368,7 +368,7 @@ static void test_envfile_written(void **state)
 	char why[256] = "", buf[1024], sub[PATH_MAX + 16];
 	struct stat sb;
 
-	assert_int_equal(extc_envfile_write(d->fd, &l, why, sizeof(why)), EXTC_ENVFILE_WRITTEN);
+	assert_int_equal(extc_container_envfile_write(d->fd, &l, why, sizeof(why)), EXTC_ENVFILE_WRITTEN);
 	read_at(d->fd, "container/env", buf, sizeof(buf));
 	assert_string_equal(buf, "TORCH_EXTENSIONS_DIR=" LEAF "/container/torch_extensions\n"
 			    "TRITON_CACHE_DIR=" LEAF "/container/triton\n"
@@ -376,10 +376,10 @@ static void test_envfile_written(void **state)
 	assert_int_equal(fstatat(d->fd, "container", &sb, AT_SYMLINK_NOFOLLOW), 0);
 	assert_true(S_ISDIR(sb.st_mode));
 	/* written again over the first, and no temporary name left beside it */
-	assert_int_equal(extc_envfile_write(d->fd, &l, why, sizeof(why)), EXTC_ENVFILE_WRITTEN);
+	assert_int_equal(extc_container_envfile_write(d->fd, &l, why, sizeof(why)), EXTC_ENVFILE_WRITTEN);
 	snprintf(sub, sizeof(sub), "%s/container", d->path);
 	assert_int_equal(count_entries(sub), 1);
-	extc_cenv_list_free(&l);
+	extc_container_env_list_free(&l);
 }
 
 static void test_envfile_never_follows_a_link(void **state)
@@ -390,18 +390,18 @@ static void test_envfile_never_follows_a_link(void **state)
 
 	assert_int_equal(mkdirat(d->fd, "elsewhere", 0700), 0);
 	assert_int_equal(symlinkat("elsewhere", d->fd, "container"), 0);
-	assert_int_equal(extc_envfile_write(d->fd, &l, why, sizeof(why)), EXTC_ENVFILE_IO);
+	assert_int_equal(extc_container_envfile_write(d->fd, &l, why, sizeof(why)), EXTC_ENVFILE_IO);
 	assert_contains(why, "container");
 	assert_int_equal(faccessat(d->fd, "elsewhere/env", F_OK, AT_SYMLINK_NOFOLLOW), -1);
 	/* a link named env is replaced, its target untouched */
 	assert_int_equal(unlinkat(d->fd, "container", 0), 0);
 	assert_int_equal(mkdirat(d->fd, "container", 0700), 0);
 	assert_int_equal(symlinkat("../elsewhere/target", d->fd, "container/env"), 0);
-	assert_int_equal(extc_envfile_write(d->fd, &l, why, sizeof(why)), EXTC_ENVFILE_WRITTEN);
+	assert_int_equal(extc_container_envfile_write(d->fd, &l, why, sizeof(why)), EXTC_ENVFILE_WRITTEN);
 	assert_int_equal(faccessat(d->fd, "elsewhere/target", F_OK, AT_SYMLINK_NOFOLLOW), -1);
 	read_at(d->fd, "container/env", buf, sizeof(buf));
 	assert_starts_with(buf, "TORCH_EXTENSIONS_DIR=");
-	extc_cenv_list_free(&l);
+	extc_container_env_list_free(&l);
 }
 
 static void expect_bad_line(int leaffd, const char *leaf)
@@ -409,10 +409,10 @@ static void expect_bad_line(int leaffd, const char *leaf)
 	struct extc_cenv_list l = lines_of(leaf);
 	char why[256] = "";
 
-	assert_int_equal(extc_envfile_write(leaffd, &l, why, sizeof(why)), EXTC_ENVFILE_BAD_LINE);
+	assert_int_equal(extc_container_envfile_write(leaffd, &l, why, sizeof(why)), EXTC_ENVFILE_BAD_LINE);
 	assert_contains(why, "TORCH_EXTENSIONS_DIR");
 	assert_int_equal(faccessat(leaffd, "container", F_OK, AT_SYMLINK_NOFOLLOW), -1);
-	extc_cenv_list_free(&l);
+	extc_container_env_list_free(&l);
 }
 
 static void test_envfile_refuses_what_a_reader_would_change(void **state)

@@ -55,7 +55,7 @@ static void test_pyxis_options(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char spec[PATH_MAX];
-		enum extc_ctr_kind got = extc_ctr_from_pyxis(cases[i].image, cases[i].name, cases[i].cwd,
+		enum extc_ctr_kind got = extc_container_id_from_pyxis(cases[i].image, cases[i].name, cases[i].cwd,
 							     spec, sizeof(spec));
 
 		check(i, got, spec, cases[i].want, cases[i].spec);
@@ -107,7 +107,7 @@ static void test_the_steps_own_argv(void **state)
 
 		while (cases[i].argv[argc] != NULL)
 			argc++;
-		got = extc_ctr_from_argv(argc, (char *const *)cases[i].argv, "/w", spec, sizeof(spec));
+		got = extc_container_id_from_argv(argc, (char *const *)cases[i].argv, "/w", spec, sizeof(spec));
 		check(100 + i, got, spec, cases[i].want, cases[i].spec);
 	}
 }
@@ -125,15 +125,15 @@ static void test_a_long_argv_is_bounded(void **state)
 	for (i = 2; i < sizeof(argv) / sizeof(argv[0]) - 1; i++)
 		argv[i] = "--nv";
 	argv[i] = "/i/a.sif";
-	assert_int_equal(extc_ctr_from_argv((int)(i + 1), argv, "/", spec, sizeof(spec)),
+	assert_int_equal(extc_container_id_from_argv((int)(i + 1), argv, "/", spec, sizeof(spec)),
 			 EXTC_CTR_UNKNOWN);
 	argv[2] = "/i/a.sif";
-	assert_int_equal(extc_ctr_from_argv((int)(i + 1), argv, "/", spec, sizeof(spec)),
+	assert_int_equal(extc_container_id_from_argv((int)(i + 1), argv, "/", spec, sizeof(spec)),
 			 EXTC_CTR_FILE);
 	argv[0] = "python3";
-	assert_int_equal(extc_ctr_from_argv((int)(i + 1), argv, "/", spec, sizeof(spec)),
+	assert_int_equal(extc_container_id_from_argv((int)(i + 1), argv, "/", spec, sizeof(spec)),
 			 EXTC_CTR_HOST);
-	assert_int_equal(extc_ctr_from_argv(0, argv, "/", spec, sizeof(spec)), EXTC_CTR_HOST);
+	assert_int_equal(extc_container_id_from_argv(0, argv, "/", spec, sizeof(spec)), EXTC_CTR_HOST);
 }
 
 /* What does not fit the caller's buffer is unknown, never cut short into another name. */
@@ -142,7 +142,7 @@ static void test_a_spec_too_long_is_unknown(void **state)
 	char spec[16];
 
 	(void)state;
-	assert_int_equal(extc_ctr_from_pyxis("/images/a-long-name.sqsh", NULL, "/", spec, sizeof(spec)),
+	assert_int_equal(extc_container_id_from_pyxis("/images/a-long-name.sqsh", NULL, "/", spec, sizeof(spec)),
 			 EXTC_CTR_UNKNOWN);
 }
 

@@ -18,7 +18,7 @@
 static void expect_action(const char *current, bool user_asked, const char *prefix,
 			  enum extc_var_action want)
 {
-	enum extc_var_action got = extc_var_decide(current, user_asked, prefix);
+	enum extc_var_action got = extc_envvars_decide(current, user_asked, prefix);
 
 	if (got != want) {
 		print_error("current '%s', user_asked %d, prefix '%s': got action %d, expected %d\n",
@@ -135,7 +135,7 @@ static void expect_cubin(const struct extc_config *cfg, bool user_asked,
 	char out[256] = "untouched";
 	enum extc_cubin_action got;
 
-	got = extc_flashinfer_cubin_dir(cfg, user_asked, BASE_PREFIX, env, out, sizeof(out));
+	got = extc_envvars_flashinfer_cubin_dir(cfg, user_asked, BASE_PREFIX, env, out, sizeof(out));
 	if (got != want) {
 		print_error("cubin '%s' base '%s' home '%s' pw '%s' user_asked %d: got %d, expected %d\n",
 			    env->cubin ? env->cubin : "(unset)", env->base ? env->base : "(unset)",
@@ -283,10 +283,10 @@ static void test_cubin_no_home_and_too_long(void **state)
 	(void)state;
 	parse_cfg(&cfg, NULL);
 	expect_cubin(&cfg, true, &none, EXTC_CUBIN_NO_HOME, NULL);
-	assert_int_equal(extc_flashinfer_cubin_dir(&cfg, true, BASE_PREFIX, &env, small,
+	assert_int_equal(extc_envvars_flashinfer_cubin_dir(&cfg, true, BASE_PREFIX, &env, small,
 						   sizeof(small)), EXTC_CUBIN_PIN);
 	assert_string_equal(small, "/home/u" CUBINS);
-	assert_int_equal(extc_flashinfer_cubin_dir(&cfg, true, BASE_PREFIX, &env, small,
+	assert_int_equal(extc_envvars_flashinfer_cubin_dir(&cfg, true, BASE_PREFIX, &env, small,
 						   sizeof(small) - 1), EXTC_CUBIN_TOO_LONG);
 }
 

@@ -108,7 +108,7 @@ static int rm_at(struct fsfx *fx, const char *name, const struct extc_rm_limits 
 		 struct extc_rm_report *report)
 {
 	memset(report, 0x5a, sizeof(*report));	/* the call must fill every field */
-	return (extc_rm_tree_at(fx->rootfd, name, limits, report));
+	return (extc_remove_tree_at(fx->rootfd, name, limits, report));
 }
 
 /* ---- what is removed, what survives ------------------------------------------------------- */
@@ -543,7 +543,7 @@ static void test_deadline_in_the_past_stops(void **state)
 	assert_contains(text, "; stopped: time budget exhausted");
 
 	/* a deadline well ahead does not stop anything */
-	lim.deadline_ns = extc_monotonic_ns() + 60ull * 1000000000ull;
+	lim.deadline_ns = extc_clock_monotonic_ns() + 60ull * 1000000000ull;
 	assert_int_equal(rm_at(fx, "wide", &lim, &rep), 0);
 	assert_null(rep.stopped);
 	assert_false(fsfx_exists_at(fx->rootfd, "wide"));
@@ -573,9 +573,9 @@ static void test_monotonic_clock(void **state)
 	uint64_t a, b;
 
 	(void)state;
-	a = extc_monotonic_ns();
+	a = extc_clock_monotonic_ns();
 	usleep(2000);
-	b = extc_monotonic_ns();
+	b = extc_clock_monotonic_ns();
 	assert_true(a > 0);
 	assert_true(b >= a + 1000000ull);
 }
@@ -739,7 +739,7 @@ static void test_dot_is_refused(void **state)
 	struct sandbox sb;
 
 	make_sandbox(fx, &sb);
-	check_sandbox(fx, &sb, extc_rm_tree_at(sb.innerfd, ".", NULL, &rep), &rep);
+	check_sandbox(fx, &sb, extc_remove_tree_at(sb.innerfd, ".", NULL, &rep), &rep);
 }
 
 static void test_dotdot_is_refused(void **state)
@@ -749,7 +749,7 @@ static void test_dotdot_is_refused(void **state)
 	struct sandbox sb;
 
 	make_sandbox(fx, &sb);
-	check_sandbox(fx, &sb, extc_rm_tree_at(sb.innerfd, "..", NULL, &rep), &rep);
+	check_sandbox(fx, &sb, extc_remove_tree_at(sb.innerfd, "..", NULL, &rep), &rep);
 }
 
 static void test_name_with_slash_is_refused(void **state)
@@ -759,7 +759,7 @@ static void test_name_with_slash_is_refused(void **state)
 	struct sandbox sb;
 
 	make_sandbox(fx, &sb);
-	check_sandbox(fx, &sb, extc_rm_tree_at(sb.innerfd, "sub/../..", NULL, &rep), &rep);
+	check_sandbox(fx, &sb, extc_remove_tree_at(sb.innerfd, "sub/../..", NULL, &rep), &rep);
 }
 
 /* ---- fs_ident ------------------------------------------------------------------------------------------- */
@@ -825,7 +825,7 @@ static void test_fs_is_network(void **state)
 	char p[PATH_MAX];
 	int fd;
 
-	assert_int_equal(extc_fs_is_network(fx->rootfd, &network, &type), 0);
+	assert_int_equal(extc_ident_is_network_fs(fx->rootfd, &network, &type), 0);
 	assert_false(network);
 	assert_string_equal(type, "local");
 	do_mkdir(fx, "t", 0755);
@@ -837,11 +837,11 @@ static void test_fs_is_network(void **state)
 	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	network = true;
-	assert_int_equal(extc_fs_is_network(fd, &network, &type), 0);
+	assert_int_equal(extc_ident_is_network_fs(fd, &network, &type), 0);
 	assert_false(network);
 	close(fd);
 	do_umount(fx);
-	assert_int_equal(extc_fs_is_network(-1, &network, &type), -1);
+	assert_int_equal(extc_ident_is_network_fs(-1, &network, &type), -1);
 	assert_no_fd_leak(fx);
 }
 

@@ -381,7 +381,7 @@ static void test_create_builtin_vars(void **state)
 	size_t n;
 
 	make_cfg(fx, fx->base, NULL);
-	n = extc_config_builtin_vars(&builtin);
+	n = extc_vars_builtin(&builtin);
 	assert_int_equal(fx->cfg.nvars, n);
 	create_ok(fx, &fx->ids, EXTC_MODE_LOCAL, leaf);
 	check_tree(fx, leaf, NULL, "77", "0");

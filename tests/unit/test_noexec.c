@@ -73,8 +73,8 @@ static void test_vars_list_keeps_flags_and_assumes_unknown_loads(void **state)
 	assert_false(loads(&cfg, "MIOPEN_USER_DB_PATH"));
 	assert_true(loads(&cfg, "TRITON_CACHE_DIR"));
 	assert_true(loads(&cfg, "SGL_DG_CACHE_DIR"));
-	assert_true(extc_config_builtin_loads_code("SOME_TOOL_CACHE"));
-	assert_false(extc_config_builtin_loads_code("NUMBA_CACHE_DIR"));
+	assert_true(extc_vars_builtin_loads_code("SOME_TOOL_CACHE"));
+	assert_false(extc_vars_builtin_loads_code("NUMBA_CACHE_DIR"));
 }
 
 static void test_first_loader_among_exported(void **state)
@@ -118,10 +118,10 @@ static void test_decision_follows_on_error(void **state)
 			 EXTC_NOEXEC_WARN);
 	assert_int_equal(decide(EXTC_EXEC_NOEXEC, EXTC_ON_ERROR_FAIL, false, why, sizeof(why)),
 			 EXTC_NOEXEC_FAIL);
-	assert_true(extc_on_error_fails(EXTC_ON_ERROR_AUTO, true));
-	assert_false(extc_on_error_fails(EXTC_ON_ERROR_AUTO, false));
-	assert_true(extc_on_error_fails(EXTC_ON_ERROR_FAIL, false));
-	assert_false(extc_on_error_fails(EXTC_ON_ERROR_WARN, true));
+	assert_true(extc_config_on_error_fails(EXTC_ON_ERROR_AUTO, true));
+	assert_false(extc_config_on_error_fails(EXTC_ON_ERROR_AUTO, false));
+	assert_true(extc_config_on_error_fails(EXTC_ON_ERROR_FAIL, false));
+	assert_false(extc_config_on_error_fails(EXTC_ON_ERROR_WARN, true));
 }
 
 /* an exec mount, or one the task could not read, changes nothing; 'why' is left as it was */
@@ -189,26 +189,26 @@ static void test_probe(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(statvfs(dir, &sv), 0);
-	assert_int_equal(extc_exec_probe_path(dir),
+	assert_int_equal(extc_noexec_probe_path(dir),
 			 (sv.f_flag & ST_NOEXEC) ? EXTC_EXEC_NOEXEC : EXTC_EXEC_ALLOWED);
 	/* slurmstepd asks through the descriptor of the job level it holds */
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(extc_exec_probe_fd(fd), extc_exec_probe_path(dir));
+	assert_int_equal(extc_noexec_probe_fd(fd), extc_noexec_probe_path(dir));
 	close(fd);
-	assert_int_equal(extc_exec_probe_fd(-1), EXTC_EXEC_UNKNOWN);
+	assert_int_equal(extc_noexec_probe_fd(-1), EXTC_EXEC_UNKNOWN);
 	snprintf(file, sizeof(file), "%s/f", dir);
 	snprintf(link, sizeof(link), "%s/l", dir);
 	fd = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(symlink(dir, link), 0);
-	assert_int_equal(extc_exec_probe_path(file), EXTC_EXEC_UNKNOWN);
-	assert_int_equal(extc_exec_probe_path(link), EXTC_EXEC_UNKNOWN);
+	assert_int_equal(extc_noexec_probe_path(file), EXTC_EXEC_UNKNOWN);
+	assert_int_equal(extc_noexec_probe_path(link), EXTC_EXEC_UNKNOWN);
 	assert_int_equal(unlink(link), 0);
 	assert_int_equal(unlink(file), 0);
 	assert_int_equal(rmdir(dir), 0);
-	assert_int_equal(extc_exec_probe_path(dir), EXTC_EXEC_UNKNOWN);
+	assert_int_equal(extc_noexec_probe_path(dir), EXTC_EXEC_UNKNOWN);
 }
 
 int main(void)

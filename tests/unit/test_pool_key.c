@@ -215,7 +215,7 @@ static void fp_of(const char *prefix_rel, const char *venv_rel, char *out)
 
 	snprintf(path, sizeof(path), "%s/%s/bin:/nonexistent", top, prefix_rel);
 	snprintf(venv, sizeof(venv), "%s/%s", top, venv_rel);
-	assert_int_equal(extc_pool_install_fp(path, venv, NULL, NULL, out, EXTC_POOL_FP_LEN + 1), 0);
+	assert_int_equal(extc_pool_key_install_fp(path, venv, NULL, NULL, out, EXTC_POOL_FP_LEN + 1), 0);
 	assert_int_equal(strlen(out), EXTC_POOL_FP_LEN);
 }
 
@@ -285,7 +285,7 @@ static void test_the_record_says_the_key_version(void **state)
 		assert_int_equal(fsfx_write_at(dfd, text, cases[i].text, 0600), 0);
 		fd = openat(dfd, text, O_RDONLY);
 		assert_true(fd >= 0);
-		assert_int_equal(extc_pool_read_record(fd, &rec), 0);
+		assert_int_equal(extc_pool_level_read_record(fd, &rec), 0);
 		close(fd);
 		if (rec.old_version != cases[i].old || rec.unmeasurable != cases[i].unmeasurable ||
 		    rec.bytes != cases[i].bytes)

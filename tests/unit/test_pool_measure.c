@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spank-ext-cache unit tests: pool_measure.h (root's measurement of a key)
- * and what uses it: a key's record (pool_fs.h: extc_pool_account) and the
+ * and what uses it: a key's record (pool_hold.h: extc_pool_hold_account) and the
  * eviction pass (pool_evict.h: extc_pool_evict). Real directories below a fresh mkdtemp(). make check's
  * cases run as any uid: the pool's owner is then the caller, as root is in
  * production, and "users" are levels of that uid. make check-root's mount
@@ -30,7 +30,7 @@
 #include "fsfixture.h"
 #include "base/layout.h"
 #include "pool/pool_evict.h"
-#include "pool/pool_fs.h"
+#include "pool/pool_hold.h"
 #include "pool/pool_level.h"
 #include "pool/pool_measure.h"
 #include "testmain.h"
@@ -136,7 +136,7 @@ static int teardown(void **state)
 	struct fx *fx = *state;
 	int rv;
 
-	extc_pool_fds_close(&fx->p);
+	extc_pool_level_close(&fx->p);
 	rv = fsfx_teardown(&fx->fs);
 	free(fx);
 	return (rv);
@@ -292,7 +292,7 @@ static int user_level(struct fx *fx, uid_t uid)
 		const struct extc_tree tree = { &fx->cfg, &fx->pol };
 
 		assert_int_equal(extc_tree_prepare_base(&tree, why, sizeof(why)), 0);
-		assert_int_equal(extc_pool_open_levels(&fx->cfg, &fx->pol, true, &fx->p, why,
+		assert_int_equal(extc_pool_level_open(&fx->cfg, &fx->pol, true, &fx->p, why,
 						       sizeof(why)), EXTC_LEVEL_FOUND);
 		fx->plen = strlen(fx->p.t.path);
 	}
@@ -301,7 +301,7 @@ static int user_level(struct fx *fx, uid_t uid)
 	fx->p.uid = -1;
 	fx->p.t.path[fx->plen] = '\0';
 	assert_int_equal(extc_layout_uid_name(uid, uname, sizeof(uname)), 0);
-	if (extc_pool_open_user(&fx->p, uname, true, why, sizeof(why)) != EXTC_LEVEL_FOUND)
+	if (extc_pool_level_open_user(&fx->p, uname, true, why, sizeof(why)) != EXTC_LEVEL_FOUND)
 		fail_msg("user level %s: %s", uname, why);
 	return (fx->p.uid);
 }
@@ -317,7 +317,7 @@ static int pool_key(struct fx *fx, uid_t uid, unsigned i, int64_t age, const cha
 	assert_int_equal(mkdirat(ufd, key, 0700), 0);
 	if (fx->hand_over)
 		assert_int_equal(fchownat(ufd, key, uid, uid, AT_SYMLINK_NOFOLLOW), 0);
-	rfd = extc_pool_open_record(ufd, key, true, &fx->pol);
+	rfd = extc_pool_level_open_record(ufd, key, true, &fx->pol);
 	assert_true(rfd >= 0);
 	if (record != NULL)
 		assert_int_equal(pwrite(rfd, record, strlen(record), 0), (ssize_t)strlen(record));
@@ -343,7 +343,7 @@ static int hold_key(struct fx *fx, uid_t uid, unsigned i)
 	int fd;
 
 	key_name(i, key);
-	fd = extc_pool_open_record(user_level(fx, uid), key, false, &fx->pol);
+	fd = extc_pool_level_open_record(user_level(fx, uid), key, false, &fx->pol);
 	assert_true(fd >= 0);
 	assert_int_equal(flock(fd, LOCK_SH | LOCK_NB), 0);
 	return (fd);
@@ -535,9 +535,9 @@ static void test_account_writes_what_root_measured(void **state)
 		snprintf(text, sizeof(text), "l%d", i);
 		assert_int_equal(linkat(kfd, "blob", kfd, text, 0), 0);
 	}
-	if (extc_pool_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)) != EXTC_POOL_ACCOUNTED)
+	if (extc_pool_hold_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)) != EXTC_POOL_ACCOUNTED)
 		fail_msg("account: %s", why);
-	assert_int_equal(extc_pool_read_record(h.record_fd, &rec), 0);
+	assert_int_equal(extc_pool_level_read_record(h.record_fd, &rec), 0);
 	assert_int_equal(rec.inodes, 3);
 	assert_true(rec.bytes >= 65536 && rec.bytes < MIB);
 	assert_false(rec.unmeasurable);
@@ -546,14 +546,14 @@ static void test_account_writes_what_root_measured(void **state)
 	assert_memory_equal(why, text, strlen(text));
 	/* too deep: marked, and a hold finds nothing to seed from (bytes 0) */
 	assert_int_equal(fsfx_chain_at(kfd, "deep", "d", EXTC_POOL_MEASURE_DEPTH + 1, NULL), 0);
-	assert_int_equal(extc_pool_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)),
+	assert_int_equal(extc_pool_hold_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)),
 			 EXTC_POOL_ACCOUNT_UNMEASURABLE);
 	assert_non_null(strstr(why, "deeper than"));
-	assert_int_equal(extc_pool_read_record(h.record_fd, &rec), 0);
+	assert_int_equal(extc_pool_level_read_record(h.record_fd, &rec), 0);
 	assert_true(rec.unmeasurable);
 	assert_int_equal(rec.bytes, 0);
-	extc_pool_release(&h);
-	assert_int_equal(extc_pool_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)),
+	extc_pool_hold_release(&h);
+	assert_int_equal(extc_pool_hold_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)),
 			 EXTC_POOL_ACCOUNT_FAILED);
 	close(kfd);
 }
@@ -570,10 +570,10 @@ static void test_account_refuses_a_record_it_does_not_hold(void **state)
 	snprintf(name, sizeof(name), "%s%s", h.key, EXTC_POOL_RECORD_SUFFIX);
 	assert_int_equal(unlinkat(user_level(fx, ATTACKER), name, 0), 0);
 	assert_int_equal(fsfx_write_at(user_level(fx, ATTACKER), name, "version=2\nbytes=1\n", 0600), 0);
-	assert_int_equal(extc_pool_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)),
+	assert_int_equal(extc_pool_hold_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)),
 			 EXTC_POOL_ACCOUNT_FAILED);
 	assert_non_null(strstr(why, "not the record this step holds"));
-	extc_pool_release(&h);
+	extc_pool_hold_release(&h);
 }
 
 /* ---- root: mounts in a key, keys of other uids ---- */

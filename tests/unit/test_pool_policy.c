@@ -138,7 +138,7 @@ static void run_user_case(const struct policy_case *c)
 		e[n].unmeasurable = c->keys[n].record == 1;
 		e[n].old_version = c->keys[n].record == OLDREC;
 	}
-	extc_pool_choose_user(e, n, &c->lim, NOW, fake_walk, &w);
+	extc_pool_policy_choose_user(e, n, &c->lim, NOW, fake_walk, &w);
 	for (i = 0; i < n; i++) {
 		const struct key_case *k = find(c, e[i].key);
 
@@ -146,7 +146,7 @@ static void run_user_case(const struct policy_case *c)
 			fail_msg("%s: not sorted newest first", c->what);
 		if (e[i].verdict != k->want)
 			fail_msg("%s: key %s got '%s', wanted '%s'", c->what, e[i].key,
-				 extc_pool_verdict_text(e[i].verdict), extc_pool_verdict_text(k->want));
+				 extc_pool_policy_verdict_text(e[i].verdict), extc_pool_policy_verdict_text(k->want));
 	}
 	if (strcmp(w.order, c->measured) != 0)
 		fail_msg("%s: walked [%s], wanted [%s]", c->what, w.order, c->measured);
@@ -196,7 +196,7 @@ static void test_the_node_over_pool_total_max(void **state)
 			e[n].used = NOW - pc->keys[n].age_days * DAY;
 			e[n].busy = pc->keys[n].busy;
 		}
-		assert_int_equal(extc_pool_choose_total(e, n, &pc->lim), 0);
+		assert_int_equal(extc_pool_policy_choose_total(e, n, &pc->lim), 0);
 		for (i = 0; i < n; i++) {
 			const struct key_case *k = find(pc, e[i].key);
 
@@ -204,8 +204,8 @@ static void test_the_node_over_pool_total_max(void **state)
 				fail_msg("%s: not sorted oldest first", pc->what);
 			if (e[i].verdict != k->want)
 				fail_msg("%s: key %s got '%s', wanted '%s'", pc->what, e[i].key,
-					 extc_pool_verdict_text(e[i].verdict),
-					 extc_pool_verdict_text(k->want));
+					 extc_pool_policy_verdict_text(e[i].verdict),
+					 extc_pool_policy_verdict_text(k->want));
 		}
 	}
 }
@@ -215,15 +215,15 @@ static void test_nothing_to_choose_and_the_texts(void **state)
 	const struct extc_pool_limits lim = L(1000, 10000, 0, 0);
 
 	(void)state;
-	extc_pool_choose_user(NULL, 0, &lim, NOW, fake_walk, NULL);
-	assert_int_equal(extc_pool_choose_total(NULL, 0, &lim), 0);
-	assert_string_equal(extc_pool_verdict_text(EXTC_POOL_KEEP), "kept");
-	assert_non_null(strstr(extc_pool_verdict_text(EXTC_POOL_EVICT_TTL), "pool_ttl"));
-	assert_non_null(strstr(extc_pool_verdict_text(EXTC_POOL_EVICT_USER_MAX), "pool_max"));
-	assert_non_null(strstr(extc_pool_verdict_text(EXTC_POOL_EVICT_TOTAL_MAX), "pool_total_max"));
-	assert_non_null(strstr(extc_pool_verdict_text(EXTC_POOL_EVICT_USER_KEYS), "pool_max_keys"));
-	assert_non_null(strstr(extc_pool_verdict_text(EXTC_POOL_EVICT_USER_INODES), "pool_max_inodes"));
-	assert_non_null(strstr(extc_pool_verdict_text(EXTC_POOL_EVICT_UNMEASURABLE), "measurable"));
+	extc_pool_policy_choose_user(NULL, 0, &lim, NOW, fake_walk, NULL);
+	assert_int_equal(extc_pool_policy_choose_total(NULL, 0, &lim), 0);
+	assert_string_equal(extc_pool_policy_verdict_text(EXTC_POOL_KEEP), "kept");
+	assert_non_null(strstr(extc_pool_policy_verdict_text(EXTC_POOL_EVICT_TTL), "pool_ttl"));
+	assert_non_null(strstr(extc_pool_policy_verdict_text(EXTC_POOL_EVICT_USER_MAX), "pool_max"));
+	assert_non_null(strstr(extc_pool_policy_verdict_text(EXTC_POOL_EVICT_TOTAL_MAX), "pool_total_max"));
+	assert_non_null(strstr(extc_pool_policy_verdict_text(EXTC_POOL_EVICT_USER_KEYS), "pool_max_keys"));
+	assert_non_null(strstr(extc_pool_policy_verdict_text(EXTC_POOL_EVICT_USER_INODES), "pool_max_inodes"));
+	assert_non_null(strstr(extc_pool_policy_verdict_text(EXTC_POOL_EVICT_UNMEASURABLE), "measurable"));
 }
 
 int main(void)

@@ -368,7 +368,7 @@ static void local_manifest(struct extc_manifest *m, const char *key)
 
 static void test_publish_only_complete_entries(void **state)
 {
-	struct extc_publish_report rep;
+	struct extc_warm_walk_report rep;
 	struct extc_manifest mf;
 	struct extc_warm_opts o;
 	char why[512];
@@ -432,7 +432,7 @@ static void opts_inductor(struct extc_warm_opts *o)
 
 static void test_inductor_locks_never_published_nor_seeded(void **state)
 {
-	struct extc_publish_report rep;
+	struct extc_warm_walk_report rep;
 	struct extc_manifest mf;
 	struct extc_warm_opts o;
 	struct extc_copy_stats st;
@@ -488,7 +488,7 @@ static void test_inductor_locks_never_published_nor_seeded(void **state)
  */
 static void test_publish_merges_content_addressed_directories(void **state)
 {
-	struct extc_publish_report rep;
+	struct extc_warm_walk_report rep;
 	struct extc_manifest mf;
 	struct extc_warm_opts o;
 	struct extc_copy_stats st;
@@ -811,7 +811,7 @@ static void test_broken_entries_are_left_out(void **state)
 /* Publishing copies into DIR naming DIR; the pool's put-back renames, naming the pool. */
 static void test_publish_and_move_name_where_the_entry_goes(void **state)
 {
-	struct extc_publish_report rep;
+	struct extc_warm_walk_report rep;
 	struct extc_manifest mf;
 	struct extc_warm_opts o;
 	char why[512], dir[PATH_MAX], pool[PATH_MAX];
@@ -856,7 +856,7 @@ static void ctime_of(const char *rel, struct timespec *t)
 static void test_publish_removes_only_old_stages_of_this_user(void **state)
 {
 	const struct timespec pause = { 0, 50 * 1000 * 1000 };	/* past a coarse clock tick */
-	struct extc_publish_report rep;
+	struct extc_warm_walk_report rep;
 	struct timespec old, fresh;
 	struct extc_manifest mf;
 	struct extc_warm_opts o;
@@ -917,12 +917,12 @@ static void test_stale_limit_is_twice_publish_timeout_at_least_an_hour(void **st
 	struct timespec limit;
 
 	(void)state;
-	extc_warm_stale_limit(300, &now, &limit);
+	extc_warm_sweep_stale_limit(300, &now, &limit);
 	assert_int_equal(limit.tv_sec, now.tv_sec - 3600);
 	assert_int_equal(limit.tv_nsec, 123);
-	extc_warm_stale_limit(7200, &now, &limit);
+	extc_warm_sweep_stale_limit(7200, &now, &limit);
 	assert_int_equal(limit.tv_sec, now.tv_sec - 14400);
-	extc_warm_stale_limit(86400, &now, &limit);
+	extc_warm_sweep_stale_limit(86400, &now, &limit);
 	assert_int_equal(limit.tv_sec, now.tv_sec - 172800);
 }
 
@@ -971,7 +971,7 @@ static void test_concurrent_publish_one_wins(void **state)
 			pids[i] = fork();
 			assert_true(pids[i] >= 0);
 			if (pids[i] == 0) {
-				struct extc_publish_report rep;
+				struct extc_warm_walk_report rep;
 				struct extc_warm_opts o;
 				char tag[32], why[512], c;
 				int leaf, dir;
@@ -1030,7 +1030,7 @@ static void test_concurrent_publish_one_wins(void **state)
 
 static void test_publish_refuses_a_directory_of_another_key(void **state)
 {
-	struct extc_publish_report rep;
+	struct extc_warm_walk_report rep;
 	struct extc_manifest mf, other;
 	struct extc_warm_opts o;
 	char why[512];
@@ -1153,13 +1153,13 @@ static void test_isa_fingerprint(void **state)
 	put("cpu1", "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f\nbugs\t: x\n");
 	put("cpu2", "processor : 0\nflags : fpu  sse2 avx2\tavx512f\n");
 	put("cpu3", "processor\t: 0\nflags\t\t: fpu sse2 avx2\n");
-	assert_int_equal(extc_isa_fingerprint("/nonexistent/cpuinfo", a, sizeof(a)), -1);
+	assert_int_equal(extc_manifest_isa_fingerprint("/nonexistent/cpuinfo", a, sizeof(a)), -1);
 	{
 		char p[PATH_MAX];
 
-		assert_int_equal(extc_isa_fingerprint(fsfx_join(p, sizeof(p), fx.root, "cpu1"), a, sizeof(a)), 0);
-		assert_int_equal(extc_isa_fingerprint(fsfx_join(p, sizeof(p), fx.root, "cpu2"), b, sizeof(b)), 0);
-		assert_int_equal(extc_isa_fingerprint(fsfx_join(p, sizeof(p), fx.root, "cpu3"), c, sizeof(c)), 0);
+		assert_int_equal(extc_manifest_isa_fingerprint(fsfx_join(p, sizeof(p), fx.root, "cpu1"), a, sizeof(a)), 0);
+		assert_int_equal(extc_manifest_isa_fingerprint(fsfx_join(p, sizeof(p), fx.root, "cpu2"), b, sizeof(b)), 0);
+		assert_int_equal(extc_manifest_isa_fingerprint(fsfx_join(p, sizeof(p), fx.root, "cpu3"), c, sizeof(c)), 0);
 	}
 	assert_string_equal(a, b);	/* spacing does not matter */
 	assert_string_not_equal(a, c);	/* flags do */
@@ -1201,11 +1201,11 @@ static void test_as_user_drops_for_good_and_is_bounded(void **state)
 	assert_int_equal(extc_as_user(&root, 5000, report_ids, NULL, res, sizeof(res), why,
 				      sizeof(why)), EXTC_AS_USER_FAILED);
 	assert_non_null(strstr(why, "refusing to work for uid 0"));
-	t0 = extc_monotonic_ns();
+	t0 = extc_clock_monotonic_ns();
 	assert_int_equal(extc_as_user(&cr, 300, sleep_long, NULL, res, sizeof(res), why,
 				      sizeof(why)), EXTC_AS_USER_FAILED);
 	assert_non_null(strstr(why, "gave up after"));
-	assert_true(extc_monotonic_ns() - t0 < 5000000000ULL);
+	assert_true(extc_clock_monotonic_ns() - t0 < 5000000000ULL);
 }
 
 /* ---- the values users and admins give ------------------------------------------ */
@@ -1215,34 +1215,34 @@ static void test_dir_values_and_pattern(void **state)
 	char why[512], out[EXTC_WARM_PATH_MAX + 8], longv[EXTC_WARM_PATH_MAX + 8];
 
 	(void)state;
-	assert_int_equal(extc_warm_check_dir("/scratch/me/cache", "--ext-cache-seed", why,
+	assert_int_equal(extc_seed_path_check_dir("/scratch/me/cache", "--ext-cache-seed", why,
 					     sizeof(why)), 0);
-	assert_int_equal(extc_warm_check_dir("cache", "--ext-cache-seed", why, sizeof(why)), -1);
+	assert_int_equal(extc_seed_path_check_dir("cache", "--ext-cache-seed", why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "--ext-cache-seed=cache: not an absolute path"));
-	assert_int_equal(extc_warm_check_dir("/a\nb", "SLURM_EXT_CACHE_SEED", why, sizeof(why)), -1);
+	assert_int_equal(extc_seed_path_check_dir("/a\nb", "SLURM_EXT_CACHE_SEED", why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "SLURM_EXT_CACHE_SEED=/a\\x0ab: contains control characters"));
-	assert_int_equal(extc_warm_check_dir("", "--ext-cache-publish", why, sizeof(why)), -1);
+	assert_int_equal(extc_seed_path_check_dir("", "--ext-cache-publish", why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "empty value"));
 	memset(longv, 'a', sizeof(longv));
 	longv[0] = '/';
 	longv[EXTC_WARM_PATH_MAX + 1] = '\0';
-	assert_int_equal(extc_warm_check_dir(longv, "--ext-cache-publish", why, sizeof(why)), -1);
+	assert_int_equal(extc_seed_path_check_dir(longv, "--ext-cache-publish", why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "longer than 1024 bytes"));
 
-	assert_int_equal(extc_warm_check_pattern("/shared/seeds/%U/%u/100%%", why, sizeof(why)), 0);
-	assert_int_equal(extc_warm_check_pattern("/shared/%j", why, sizeof(why)), -1);
-	assert_int_equal(extc_warm_check_pattern("shared/%u", why, sizeof(why)), -1);
-	assert_int_equal(extc_warm_expand_pattern("/shared/seeds/%U/%u/100%%", 1001, "alice", out,
+	assert_int_equal(extc_seed_path_check_pattern("/shared/seeds/%U/%u/100%%", why, sizeof(why)), 0);
+	assert_int_equal(extc_seed_path_check_pattern("/shared/%j", why, sizeof(why)), -1);
+	assert_int_equal(extc_seed_path_check_pattern("shared/%u", why, sizeof(why)), -1);
+	assert_int_equal(extc_seed_path_expand("/shared/seeds/%U/%u/100%%", 1001, "alice", out,
 						  sizeof(out), why, sizeof(why)), 0);
 	assert_string_equal(out, "/shared/seeds/alice/1001/100%");
-	assert_int_equal(extc_warm_expand_pattern("/s/%U", 1001, "..", out, sizeof(out), why,
+	assert_int_equal(extc_seed_path_expand("/s/%U", 1001, "..", out, sizeof(out), why,
 						  sizeof(why)), -1);
-	assert_int_equal(extc_warm_expand_pattern("/s/%U", 1001, "a/b", out, sizeof(out), why,
+	assert_int_equal(extc_seed_path_expand("/s/%U", 1001, "a/b", out, sizeof(out), why,
 						  sizeof(why)), -1);
-	assert_int_equal(extc_warm_expand_pattern("/s/%u", 1001, NULL, out, sizeof(out), why,
+	assert_int_equal(extc_seed_path_expand("/s/%u", 1001, NULL, out, sizeof(out), why,
 						  sizeof(why)), 0);
-	assert_int_equal(extc_warm_check_key("torch2.1+cu121 py311 sm90", why, sizeof(why)), 0);
-	assert_int_equal(extc_warm_check_key("a\tb", why, sizeof(why)), -1);
+	assert_int_equal(extc_seed_path_check_key("torch2.1+cu121 py311 sm90", why, sizeof(why)), 0);
+	assert_int_equal(extc_seed_path_check_key("a\tb", why, sizeof(why)), -1);
 }
 
 int main(void)

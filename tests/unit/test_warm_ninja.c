@@ -146,19 +146,19 @@ static void test_extension_state_with_and_without_the_lock(void **state)
 	put("lock", "");
 	/* torch 2.14: the lock file stays after every build */
 	log_entry("# ninja log v7", 100, 900, T0_NS, "ext.so");
-	assert_int_equal(extc_warm_ext_state(dirfd_), EXTC_EXT_COMPLETE);
+	assert_int_equal(extc_warm_ninja_ext_state(dirfd_), EXTC_EXT_COMPLETE);
 	/* ... and a relink killed half way is still incomplete */
 	put_so("ext.so", T0_NS + 9000000000ULL, &sb);
-	assert_int_equal(extc_warm_ext_state(dirfd_), EXTC_EXT_INCOMPLETE);
+	assert_int_equal(extc_warm_ninja_ext_state(dirfd_), EXTC_EXT_INCOMPLETE);
 	/* without a log the lock decides, as for a 1.13 build killed before ninja ran */
 	assert_int_equal(unlinkat(dirfd_, EXTC_NINJA_LOG, 0), 0);
-	assert_int_equal(extc_warm_ext_state(dirfd_), EXTC_EXT_INCOMPLETE);
+	assert_int_equal(extc_warm_ninja_ext_state(dirfd_), EXTC_EXT_INCOMPLETE);
 	assert_int_equal(unlinkat(dirfd_, "lock", 0), 0);
-	assert_int_equal(extc_warm_ext_state(dirfd_), EXTC_EXT_COMPLETE);
+	assert_int_equal(extc_warm_ninja_ext_state(dirfd_), EXTC_EXT_COMPLETE);
 	/* a second .so ninja did not finish spoils the directory */
 	log_entry("# ninja log v5", 100, 900, T0_NS + 9000000000ULL, "ext.so");
 	put_so("ext_v1.so", T0_NS, &sb);
-	assert_int_equal(extc_warm_ext_state(dirfd_), EXTC_EXT_INCOMPLETE);
+	assert_int_equal(extc_warm_ninja_ext_state(dirfd_), EXTC_EXT_INCOMPLETE);
 }
 
 int main(void)

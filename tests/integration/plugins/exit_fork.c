@@ -15,7 +15,7 @@
  * moved to), and DIR/JOB.STEP.NODE.end with its cgroups when its sleep is
  * over, so a test can tell "killed" (no .end) from "lived on".
  *
- * As the plugin's hook does (extc_detach), the hook returns only once the
+ * As the plugin's hook does (extc_background_detach), the hook returns only once the
  * process has written its start file and, with escape=1, left the job's
  * cgroups (at most 10 s): slurmstepd removes the job's cgroups soon after
  * the hook, once, and a process still in one then keeps it there for good
@@ -94,7 +94,7 @@ static void run(const struct args *a, const char *name, int reported)
 	if (a->escape) {
 		enum extc_cgroup_result r = extc_cgroup_escape(why, sizeof(why));
 
-		fprintf(f, "escape %s: %s\n", extc_cgroup_result_name(r), why);
+		fprintf(f, "escape %s: %s\n", extc_cgroup_escape_result_name(r), why);
 		copy_cgroups(f);
 	}
 	fclose(f);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the removal engine's limits and report: defaults, sums and one log-ready sentence. */
-#ifndef EXTC_FS_REPORT_H_
-#define EXTC_FS_REPORT_H_
+#ifndef EXTC_FS_RM_H_
+#define EXTC_FS_RM_H_
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,4 +44,4 @@ void extc_rm_report_add(struct extc_rm_report *sum, const struct extc_rm_report 
 /* One log-ready sentence for a report: counts, first error, why it stopped. */
 void extc_rm_report_text(const struct extc_rm_report *report, char *buf, size_t len);
 
-#endif /* EXTC_FS_REPORT_H_ */
+#endif /* EXTC_FS_RM_H_ */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fs/fs_report.h"
+#include "fs/fs_rm.h"
 #include "base/text.h"
 
 void extc_rm_limits_default(struct extc_rm_limits *limits)

@@ -14,7 +14,7 @@
 #include "fs/fs_level.h"
 #include "fs/fs_trash.h"
 #include "base/layout.h"
-#include "pool/pool_fs.h"
+#include "pool/pool_hold.h"
 #include "pool/pool_level.h"
 #include "pool/pool_measure.h"
 #include "base/text.h"
@@ -74,15 +74,15 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
 		extc_fmt(why, whylen, "no usable key");
 		return (EXTC_POOL_REFUSED);
 	}
-	if (extc_pool_open_levels(cfg, pol, true, &p, why, whylen) != EXTC_LEVEL_FOUND ||
-	    extc_pool_open_user(&p, uname, true, why, whylen) != EXTC_LEVEL_FOUND)
+	if (extc_pool_level_open(cfg, pol, true, &p, why, whylen) != EXTC_LEVEL_FOUND ||
+	    extc_pool_level_open_user(&p, uname, true, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	/* the evictor holds the user's level while it moves keys out: bounded wait */
 	if (extc_level_lock(p.uid, LOCK_EX, EXTC_LEVEL_LOCK_WAIT_MS) < 0) {
 		extc_fmt(why, whylen, "%s: busy", p.t.path);
 		goto out;
 	}
-	fd = extc_pool_open_record(p.uid, key, true, pol);
+	fd = extc_pool_level_open_record(p.uid, key, true, pol);
 	if (fd < 0) {
 		extc_fmt(why, whylen, "%s/%s%s: %s", p.t.path, key, EXTC_POOL_RECORD_SUFFIX,
 			 strerror(errno));
@@ -90,7 +90,7 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
 		rv = EXTC_POOL_EVICTING;
 	} else if (key_dir(p.uid, key, ids, sub, sizeof(sub)) < 0) {
 		extc_fmt(why, whylen, "%s/%s: %s", p.t.path, key, sub);
-	} else if (extc_pool_read_record(fd, &rec) == 0 && futimens(fd, NULL) == 0 &&
+	} else if (extc_pool_level_read_record(fd, &rec) == 0 && futimens(fd, NULL) == 0 &&
 		   extc_fmt(h->dir, sizeof(h->dir), "%s/%s", p.t.path, key) == 0) {
 		h->bytes = rec.bytes;
 		strcpy(h->key, key);
@@ -102,7 +102,7 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
 out:
 	if (fd >= 0)
 		close(fd);
-	extc_pool_fds_close(&p);
+	extc_pool_level_close(&p);
 	return (rv);
 }
 
@@ -128,7 +128,7 @@ static bool same_record(int uidfd, const char *key, int fd)
 		a.st_dev == b.st_dev && a.st_ino == b.st_ino);
 }
 
-enum extc_pool_account_result extc_pool_account(struct extc_pool_hold *h,
+enum extc_pool_account_result extc_pool_hold_account(struct extc_pool_hold *h,
 						 const struct extc_config *cfg,
 						 const struct extc_fs_policy *pol, char *why,
 						 size_t whylen)
@@ -147,8 +147,8 @@ enum extc_pool_account_result extc_pool_account(struct extc_pool_hold *h,
 	if (h->record_fd < 0 || !extc_pool_key_name_ok(h->key) ||
 	    extc_layout_uid_name(h->uid, uname, sizeof(uname)) < 0)
 		goto out;
-	if (extc_pool_open_levels(cfg, pol, false, &p, why, whylen) != EXTC_LEVEL_FOUND ||
-	    extc_pool_open_user(&p, uname, false, why, whylen) != EXTC_LEVEL_FOUND)
+	if (extc_pool_level_open(cfg, pol, false, &p, why, whylen) != EXTC_LEVEL_FOUND ||
+	    extc_pool_level_open_user(&p, uname, false, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	if (!same_record(p.uid, h->key, h->record_fd)) {
 		extc_fmt(why, whylen, "%s/%s%s: not the record this step holds", p.t.path, h->key,
@@ -175,11 +175,11 @@ enum extc_pool_account_result extc_pool_account(struct extc_pool_hold *h,
 		rv = EXTC_POOL_ACCOUNT_FAILED;
 	}
 out:
-	extc_pool_fds_close(&p);
+	extc_pool_level_close(&p);
 	return (rv);
 }
 
-void extc_pool_release(struct extc_pool_hold *h)
+void extc_pool_hold_release(struct extc_pool_hold *h)
 {
 	if (h->record_fd >= 0)
 		close(h->record_fd);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the node pool on disk, as root: a step's hold on a key, and its record written. */
-#ifndef EXTC_POOL_FS_H_
-#define EXTC_POOL_FS_H_
+#ifndef EXTC_POOL_HOLD_H_
+#define EXTC_POOL_HOLD_H_
 
 #include <limits.h>
 #include <stdbool.h>
@@ -46,12 +46,12 @@ enum extc_pool_account_result {
  * mark the key used now. What the user's processes measured is never
  * asked. The hold must be extc_pool_hold's, still held.
  */
-enum extc_pool_account_result extc_pool_account(struct extc_pool_hold *h,
+enum extc_pool_account_result extc_pool_hold_account(struct extc_pool_hold *h,
 						 const struct extc_config *cfg,
 						 const struct extc_fs_policy *pol, char *why,
 						 size_t whylen);
 
 /* Let the key go (the evictor may take it once no step holds it). */
-void extc_pool_release(struct extc_pool_hold *h);
+void extc_pool_hold_release(struct extc_pool_hold *h);
 
-#endif /* EXTC_POOL_FS_H_ */
+#endif /* EXTC_POOL_HOLD_H_ */
