@@ -286,16 +286,17 @@ static void pass_total(struct pass *ps)
 	ps->p.t.path[plen] = '\0';
 }
 
-int extc_pool_evict(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		    int64_t now, struct extc_pool_evict_report *rep, char *why, size_t whylen)
+int extc_pool_evict(const struct extc_tree *tree, int64_t now, struct extc_pool_evict_report *rep,
+		    char *why, size_t whylen)
 {
+	const struct extc_config *cfg = tree->cfg;
 	struct pass ps;
 	enum extc_level_result opened;
 	int rv = -1;
 
 	memset(rep, 0, sizeof(*rep));
 	memset(&ps, 0, sizeof(ps));
-	ps.pol = pol;
+	ps.pol = tree->pol;
 	ps.lim.user_max = cfg->pool_max;
 	ps.lim.total_max = cfg->pool_total_max;
 	ps.lim.ttl_days = cfg->pool_ttl;
@@ -305,7 +306,7 @@ int extc_pool_evict(const struct extc_config *cfg, const struct extc_fs_policy *
 	ps.now = now;
 	ps.stale = now - (int64_t)cfg->pool_ttl * 86400;
 	ps.rep = rep;
-	opened = extc_pool_level_open(cfg, pol, false, &ps.p, why, whylen);
+	opened = extc_pool_level_open(tree, false, &ps.p, why, whylen);
 	if (opened == EXTC_LEVEL_ABSENT) {
 		rv = 0;		/* no pool on this node yet */
 		goto out;

@@ -39,8 +39,8 @@ struct extc_pool_evict_report {
  * directory without its record goes too. Users whose level is being
  * changed are left for next time.
  */
-int extc_pool_evict(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		    int64_t now, struct extc_pool_evict_report *rep, char *why, size_t whylen);
+int extc_pool_evict(const struct extc_tree *tree, int64_t now, struct extc_pool_evict_report *rep,
+		    char *why, size_t whylen);
 
 /* One log-ready sentence for a pass: keys, users, what went and why, what is kept. */
 void extc_pool_evict_report_text(const struct extc_pool_evict_report *rep, char *buf, size_t len);

@@ -57,10 +57,9 @@ static int key_dir(int uidfd, const char *key, const struct extc_ids *ids, char 
 	return (0);
 }
 
-enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
-					  const struct extc_fs_policy *pol,
-					  const struct extc_ids *ids, const char *key,
-					  struct extc_pool_hold *h, char *why, size_t whylen)
+enum extc_pool_hold_result extc_pool_hold(const struct extc_tree *tree, const struct extc_ids *ids,
+					  const char *key, struct extc_pool_hold *h, char *why,
+					  size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], sub[EXTC_WHY_MAX];
 	struct extc_pool_record rec;
@@ -74,7 +73,7 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
 		extc_fmt(why, whylen, "no usable key");
 		return (EXTC_POOL_REFUSED);
 	}
-	if (extc_pool_level_open(cfg, pol, true, &p, why, whylen) != EXTC_LEVEL_FOUND ||
+	if (extc_pool_level_open(tree, true, &p, why, whylen) != EXTC_LEVEL_FOUND ||
 	    extc_pool_level_open_user(&p, uname, true, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	/* the evictor holds the user's level while it moves keys out: bounded wait */
@@ -82,7 +81,7 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
 		extc_fmt(why, whylen, "%s: busy", p.t.path);
 		goto out;
 	}
-	fd = extc_pool_level_open_record(p.uid, key, true, pol);
+	fd = extc_pool_level_open_record(p.uid, key, true, tree->pol);
 	if (fd < 0) {
 		extc_fmt(why, whylen, "%s/%s%s: %s", p.t.path, key, EXTC_POOL_RECORD_SUFFIX,
 			 strerror(errno));
@@ -129,9 +128,8 @@ static bool same_record(int uidfd, const char *key, int fd)
 }
 
 enum extc_pool_account_result extc_pool_hold_account(struct extc_pool_hold *h,
-						 const struct extc_config *cfg,
-						 const struct extc_fs_policy *pol, char *why,
-						 size_t whylen)
+						      const struct extc_tree *tree, char *why,
+						      size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], text[EXTC_POOL_RECORD_MAX], sub[EXTC_WHY_MAX];
 	enum extc_pool_account_result rv = EXTC_POOL_ACCOUNT_FAILED;
@@ -139,15 +137,14 @@ enum extc_pool_account_result extc_pool_hold_account(struct extc_pool_hold *h,
 	struct extc_pool_measure_limits lim;
 	struct extc_pool_usage use;
 	struct extc_pool_fds p;
-	const struct extc_tree tree = { cfg, pol };
 
 	extc_fmt(why, whylen, "no hold");
 	p.pool = p.uid = -1;
-	extc_level_walk_init(&p.t, &tree);
+	extc_level_walk_init(&p.t, tree);
 	if (h->record_fd < 0 || !extc_pool_key_name_ok(h->key) ||
 	    extc_layout_uid_name(h->uid, uname, sizeof(uname)) < 0)
 		goto out;
-	if (extc_pool_level_open(cfg, pol, false, &p, why, whylen) != EXTC_LEVEL_FOUND ||
+	if (extc_pool_level_open(tree, false, &p, why, whylen) != EXTC_LEVEL_FOUND ||
 	    extc_pool_level_open_user(&p, uname, false, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	if (!same_record(p.uid, h->key, h->record_fd)) {
@@ -155,7 +152,7 @@ enum extc_pool_account_result extc_pool_hold_account(struct extc_pool_hold *h,
 			 EXTC_POOL_RECORD_SUFFIX);
 		goto out;
 	}
-	extc_pool_measure_limits_for(cfg, &lim);
+	extc_pool_measure_limits_for(tree->cfg, &lim);
 	measured = extc_pool_measure_key(p.uid, h->key, &lim, &use);
 	if (measured == EXTC_POOL_MEASURED) {
 		extc_fmt(text, sizeof(text), "version=%d\nbytes=%" PRIu64 "\ninodes=%" PRIu64 "\n",

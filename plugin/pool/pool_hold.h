@@ -27,10 +27,9 @@ enum extc_pool_hold_result {
 };
 
 /* Make what is missing of the key's levels and directory, hold it, and mark it used now. */
-enum extc_pool_hold_result extc_pool_hold(const struct extc_config *cfg,
-					  const struct extc_fs_policy *pol,
-					  const struct extc_ids *ids, const char *key,
-					  struct extc_pool_hold *h, char *why, size_t whylen);
+enum extc_pool_hold_result extc_pool_hold(const struct extc_tree *tree, const struct extc_ids *ids,
+					  const char *key, struct extc_pool_hold *h, char *why,
+					  size_t whylen);
 
 enum extc_pool_account_result {
 	EXTC_POOL_ACCOUNTED,		/* the record holds the key's bytes and inodes */
@@ -47,9 +46,8 @@ enum extc_pool_account_result {
  * asked. The hold must be extc_pool_hold's, still held.
  */
 enum extc_pool_account_result extc_pool_hold_account(struct extc_pool_hold *h,
-						 const struct extc_config *cfg,
-						 const struct extc_fs_policy *pol, char *why,
-						 size_t whylen);
+						      const struct extc_tree *tree, char *why,
+						      size_t whylen);
 
 /* Let the key go (the evictor may take it once no step holds it). */
 void extc_pool_hold_release(struct extc_pool_hold *h);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the node pool for job-mode jobs: the steps note their key, the epilog moves the builds in. */
+/* spank-ext-cache: the node pool for job-mode jobs: the steps note their key, the epilog puts the builds back. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,15 +27,14 @@ static int note_name(uint32_t jobid, char *buf, size_t len)
 }
 
 /* The user's pool level, as a hold made it; ABSENT when the job never held a key here. */
-static enum extc_level_result open_user_level(const struct extc_config *cfg,
-					      const struct extc_fs_policy *pol, uid_t uid,
+static enum extc_level_result open_user_level(const struct extc_tree *tree, uid_t uid,
 					      bool create, struct extc_pool_fds *p, char *why,
 					      size_t whylen)
 {
 	char uname[EXTC_NAME_LEN];
 	enum extc_level_result rv;
 
-	rv = extc_pool_level_open(cfg, pol, create, p, why, whylen);
+	rv = extc_pool_level_open(tree, create, p, why, whylen);
 	if (rv != EXTC_LEVEL_FOUND)
 		return (rv);
 	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0) {
@@ -78,7 +77,7 @@ out:
 	return (rv);
 }
 
-int extc_pool_job_note(const struct extc_config *cfg, const struct extc_fs_policy *pol,
+int extc_pool_job_note(const struct extc_tree *tree,
 		       const struct extc_ids *ids, const char *key, const char *leaf,
 		       char *why, size_t whylen)
 {
@@ -86,7 +85,7 @@ int extc_pool_job_note(const struct extc_config *cfg, const struct extc_fs_polic
 	struct extc_pool_fds p;
 	int fd = -1, n, rv = -1;
 
-	if (open_user_level(cfg, pol, ids->uid, true, &p, why, whylen) != EXTC_LEVEL_FOUND)
+	if (open_user_level(tree, ids->uid, true, &p, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	note_name(ids->jobid, name, sizeof(name));
 	n = extc_fmt(text, sizeof(text), "key=%s\nleaf=%s\n", key, leaf) < 0 ? -1 : (int)strlen(text);
@@ -105,7 +104,7 @@ int extc_pool_job_note(const struct extc_config *cfg, const struct extc_fs_polic
 	} else if (linkat(p.uid, draft, p.uid, name, 0) == 0) {
 		rv = 0;
 	} else if (errno == EEXIST) {
-		rv = note_again(p.uid, name, key, pol);
+		rv = note_again(p.uid, name, key, tree->pol);
 		if (rv < 0)
 			extc_fmt(why, whylen, "%s/%s: cannot read or update: %s", p.t.path, name,
 				 strerror(errno));
@@ -159,8 +158,7 @@ static bool parse_note(char *text, char *key, char *leaf)
 	return (extc_fmt(leaf, PATH_MAX, "%s", text + 10 + EXTC_POOL_KEY_LEN) == 0);
 }
 
-static enum extc_pool_job_result take_note(const struct extc_config *cfg,
-					   const struct extc_fs_policy *pol, uid_t uid,
+static enum extc_pool_job_result take_note(const struct extc_tree *tree, uid_t uid,
 					   uint32_t jobid, char *key, char *leaf, char *why,
 					   size_t whylen)
 {
@@ -168,8 +166,8 @@ static enum extc_pool_job_result take_note(const struct extc_config *cfg,
 	struct extc_pool_fds p;
 	enum extc_pool_job_result rv = EXTC_POOL_JOB_NONE;
 
-	if (open_user_level(cfg, pol, uid, false, &p, why, whylen) == EXTC_LEVEL_FOUND &&
-	    read_note(p.uid, jobid, pol, text) >= 0) {
+	if (open_user_level(tree, uid, false, &p, why, whylen) == EXTC_LEVEL_FOUND &&
+	    read_note(p.uid, jobid, tree->pol, text) >= 0) {
 		rv = EXTC_POOL_JOB_MOVED;
 		if (strcmp(text, NOTE_MIXED) == 0) {
 			extc_fmt(why, whylen, "the job's steps on this node ran in different environments "
@@ -185,17 +183,16 @@ static enum extc_pool_job_result take_note(const struct extc_config *cfg,
 	return (rv);
 }
 
-enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
-						const struct extc_fs_policy *pol, uid_t uid,
-						gid_t gid, uint32_t jobid, const char *node,
-						struct extc_warm_walk_report *rep, char *why,
-						size_t whylen)
+enum extc_pool_job_result extc_pool_job_put_back(const struct extc_tree *tree,
+						 const struct extc_ids *ids, const char *node,
+						 struct extc_warm_walk_report *rep, char *why,
+						 size_t whylen)
 {
+	const struct extc_config *cfg = tree->cfg;
 	static struct extc_pool_child_arg a;
 	static struct extc_warm_publish_res r;
 	char key[EXTC_POOL_KEY_LEN + 1], leaf[PATH_MAX], sub[EXTC_WHY_MAX];
-	struct extc_ids ids = { .uid = uid, .gid = gid, .jobid = jobid };
-	struct extc_creds cr = { .uid = uid, .gid = gid };
+	struct extc_creds cr = { .uid = ids->uid, .gid = ids->gid };
 	struct extc_pool_hold h = { .record_fd = -1 };
 	uint32_t timeout = cfg->publish_timeout < EXTC_POOL_EPILOG_TIMEOUT ?
 			   cfg->publish_timeout : EXTC_POOL_EPILOG_TIMEOUT;
@@ -203,12 +200,12 @@ enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
 	enum extc_pool_job_result rv;
 
 	memset(rep, 0, sizeof(*rep));
-	rv = take_note(cfg, pol, uid, jobid, key, leaf, why, whylen);
+	rv = take_note(tree, ids->uid, ids->jobid, key, leaf, why, whylen);
 	if (rv != EXTC_POOL_JOB_MOVED)
 		return (rv);
-	if (extc_pool_hold(cfg, pol, &ids, key, &h, why, whylen) != EXTC_POOL_HELD)
+	if (extc_pool_hold(tree, ids, key, &h, why, whylen) != EXTC_POOL_HELD)
 		return (EXTC_POOL_JOB_FAILED);
-	extc_warm_child_arg_init(&a.w, cfg, leaf, node, timeout, key, jobid, why, whylen);
+	extc_warm_child_arg_init(&a.w, cfg, leaf, node, timeout, key, ids->jobid, why, whylen);
 	a.key_dir = h.dir;
 	clock_gettime(CLOCK_REALTIME, &now);
 	extc_warm_sweep_stale_limit(timeout, &now, &a.w.opts.stale_before);
@@ -223,7 +220,7 @@ enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
 		}
 	}
 	/* whatever moved, root measures what the key holds now (the user's numbers are never asked) */
-	if (extc_pool_hold_account(&h, cfg, pol, sub, sizeof(sub)) != EXTC_POOL_ACCOUNTED &&
+	if (extc_pool_hold_account(&h, tree, sub, sizeof(sub)) != EXTC_POOL_ACCOUNTED &&
 	    rv != EXTC_POOL_JOB_FAILED) {
 		extc_fmt(why, whylen, "key %s: %s", key, sub);
 		rv = EXTC_POOL_JOB_FAILED;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* spank-ext-cache: the node pool for job-mode jobs: the steps note their key, the epilog moves the builds in. */
+/* spank-ext-cache: the node pool for job-mode jobs: the steps note their key, the epilog puts the builds back. */
 #ifndef EXTC_POOL_JOB_H_
 #define EXTC_POOL_JOB_H_
 
@@ -23,9 +23,8 @@
  * directory among the job's steps, so a build cannot be told apart from
  * those of another environment. 0, or -1 and 'why'.
  */
-int extc_pool_job_note(const struct extc_config *cfg, const struct extc_fs_policy *pol,
-		       const struct extc_ids *ids, const char *key, const char *leaf,
-		       char *why, size_t whylen);
+int extc_pool_job_note(const struct extc_tree *tree, const struct extc_ids *ids, const char *key,
+		       const char *leaf, char *why, size_t whylen);
 
 enum extc_pool_job_result {
 	EXTC_POOL_JOB_NONE,	/* no step of the job held a key on this node */
@@ -36,13 +35,13 @@ enum extc_pool_job_result {
 
 /*
  * The epilog, as root, before the job's tree is retired: take the note,
- * hold its key, and move the job directory's completed builds in, as the
- * user (uid, gid) in a child bounded by EXTC_POOL_EPILOG_TIMEOUT seconds.
+ * hold its key, and put the job directory's completed builds back into
+ * it, as the user (ids->uid, ids->gid) in a child bounded by
+ * EXTC_POOL_EPILOG_TIMEOUT seconds.
  */
-enum extc_pool_job_result extc_pool_job_publish(const struct extc_config *cfg,
-						const struct extc_fs_policy *pol, uid_t uid,
-						gid_t gid, uint32_t jobid, const char *node,
-						struct extc_warm_walk_report *rep, char *why,
-						size_t whylen);
+enum extc_pool_job_result extc_pool_job_put_back(const struct extc_tree *tree,
+						 const struct extc_ids *ids, const char *node,
+						 struct extc_warm_walk_report *rep, char *why,
+						 size_t whylen);
 
 #endif /* EXTC_POOL_JOB_H_ */

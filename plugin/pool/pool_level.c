@@ -26,14 +26,12 @@ void extc_pool_level_close(struct extc_pool_fds *p)
 	extc_level_walk_close(&p->t);
 }
 
-enum extc_level_result extc_pool_level_open(const struct extc_config *cfg,
-					     const struct extc_fs_policy *pol, bool create,
+enum extc_level_result extc_pool_level_open(const struct extc_tree *tree, bool create,
 					     struct extc_pool_fds *p, char *why, size_t whylen)
 {
-	const struct extc_tree tree = { cfg, pol };
 	enum extc_level_result rv;
 
-	extc_level_walk_init(&p->t, &tree);
+	extc_level_walk_init(&p->t, tree);
 	p->pool = p->uid = -1;
 	rv = extc_level_open_top(&p->t, create, why, whylen);
 	if (rv != EXTC_LEVEL_FOUND)

@@ -37,8 +37,7 @@ struct extc_pool_fds {
 };
 
 void extc_pool_level_close(struct extc_pool_fds *p);
-enum extc_level_result extc_pool_level_open(const struct extc_config *cfg,
-					     const struct extc_fs_policy *pol, bool create,
+enum extc_level_result extc_pool_level_open(const struct extc_tree *tree, bool create,
 					     struct extc_pool_fds *p, char *why, size_t whylen);
 enum extc_level_result extc_pool_level_open_user(struct extc_pool_fds *p, const char *uname, bool create,
 					   char *why, size_t whylen);

@@ -48,10 +48,11 @@ struct trash_job {
 /* The pool's eviction pass: what it moves to the trash goes with the emptying that follows. */
 static void evict_pool(struct trash_job *job)
 {
+	const struct extc_tree tree = { &job->cfg, &job->pol };
 	struct extc_pool_evict_report rep;
 	char why[EXTC_WHY_MAX], text[512];
 
-	if (extc_pool_evict(&job->cfg, &job->pol, (int64_t)time(NULL), &rep, why, sizeof(why)) < 0) {
+	if (extc_pool_evict(&tree, (int64_t)time(NULL), &rep, why, sizeof(why)) < 0) {
 		extc_error("node pool: eviction: %s", why);
 		return;
 	}
@@ -202,9 +203,11 @@ struct epilog_work {
 	char node[EXTC_NODE_NAME_MAX + 1];
 };
 
-/* A job-mode job's builds move into its key before its tree goes (pool_job.h). */
+/* A job-mode job's builds go back into its key before its tree goes (pool_job.h). */
 static void pool_job(const struct epilog_work *w)
 {
+	const struct extc_tree tree = { &w->cfg, &w->pol };
+	const struct extc_ids ids = { .uid = w->uid, .gid = w->gid, .jobid = w->jobid };
 	struct extc_warm_walk_report rep;
 	char why[EXTC_WHY_MAX], host[EXTC_NODE_NAME_MAX + 1];
 	const char *node = w->node;
@@ -216,8 +219,7 @@ static void pool_job(const struct epilog_work *w)
 	}
 	if (node[0] == '\0' && extc_layout_node_name(host, sizeof(host)) == 0)
 		node = host;
-	moved = extc_pool_job_publish(&w->cfg, &w->pol, w->uid, w->gid, w->jobid,
-				      node[0] ? node : "node", &rep, why, sizeof(why));
+	moved = extc_pool_job_put_back(&tree, &ids, node[0] ? node : "node", &rep, why, sizeof(why));
 	if (moved == EXTC_POOL_JOB_MOVED)
 		extc_verbose("epilog: node pool: moved %llu entries in, kept %llu already there "
 			     "(a directory merged into one counts by what it holds), left out %llu "

@@ -111,8 +111,8 @@ static void account(struct extc_step *s, char *size, size_t sizelen)
 {
 	struct extc_step_pool *pool = &s->pool;
 	char why[EXTC_WHY_MAX];
-	enum extc_pool_account_result acc = extc_pool_hold_account(&pool->hold, &s->cfg, &s->pol, why,
-							      sizeof(why));
+	enum extc_pool_account_result acc = extc_pool_hold_account(&pool->hold, &s->tree, why,
+								   sizeof(why));
 
 	if (acc == EXTC_POOL_ACCOUNTED)
 		extc_warm_data_size_text(pool->hold.bytes, size, sizelen);

@@ -163,7 +163,7 @@ void extc_step_pool_open(spank_t sp, struct extc_step *s)
 		extc_warm_report_cold(extc_step_tell_report(s), "no node pool key for this step: %s", why);
 		return;
 	}
-	held = extc_pool_hold(cfg, &s->pol, &s->ids, pool->key, &pool->hold, why, sizeof(why));
+	held = extc_pool_hold(&s->tree, &s->ids, pool->key, &pool->hold, why, sizeof(why));
 	if (held == EXTC_POOL_EVICTING)
 		extc_verbose("node pool: key %s is being evicted: this step starts cold", pool->key);
 	else if (held == EXTC_POOL_REFUSED)
@@ -178,7 +178,7 @@ void extc_step_pool_open(spank_t sp, struct extc_step *s)
 		     pool->hold.bytes == 0 ? ": it holds nothing yet, this step starts cold" : "");
 	/* a job-mode directory outlives the step: the epilog moves its builds in */
 	if (s->choice.mode == EXTC_MODE_JOB &&
-	    extc_pool_job_note(cfg, &s->pol, &s->ids, pool->key, s->leaf_path, why, sizeof(why)) < 0)
+	    extc_pool_job_note(&s->tree, &s->ids, pool->key, s->leaf_path, why, sizeof(why)) < 0)
 		extc_error("node pool: %s; this job's builds will not be pooled", why);
 }
 

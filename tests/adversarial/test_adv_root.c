@@ -1179,7 +1179,7 @@ static void pool_case_make(struct fsfx *fx, struct pool_case *c)
 	advtree_config(fx, &c->t, "base");
 	c->t.cfg.pool = true;
 	assert_int_equal(extc_tree_prepare_base(&c->t.tree, why, sizeof(why)), 0);
-	assert_int_equal(extc_pool_hold(&c->t.cfg, &c->t.pol, &c->t.ids, POOL_KEY, &h, why,
+	assert_int_equal(extc_pool_hold(&c->t.tree, &c->t.ids, POOL_KEY, &h, why,
 					sizeof(why)), EXTC_POOL_HELD);
 	extc_pool_hold_release(&h);
 	adv_fmt(c->pool_uid, sizeof(c->pool_uid), "%s/.pool/%u", c->t.base, (unsigned)ADV_USER_UID);
@@ -1193,7 +1193,7 @@ static int pool_hold_refuses_mount(void *arg)
 	struct extc_pool_hold h;
 	char why[1024];
 
-	if (extc_pool_hold(&c->t.cfg, &c->t.pol, &c->t.ids, POOL_KEY, &h, why, sizeof(why)) ==
+	if (extc_pool_hold(&c->t.tree, &c->t.ids, POOL_KEY, &h, why, sizeof(why)) ==
 	    EXTC_POOL_HELD)
 		return (7);
 	fprintf(stderr, "#   hold refused: %s\n", why);
@@ -1207,7 +1207,7 @@ static int pool_evict_leaves_mount(void *arg)
 	struct extc_pool_evict_report rep;
 	char why[1024];
 
-	if (extc_pool_evict(&c->t.cfg, &c->t.pol, (int64_t)time(NULL) + 365 * 86400, &rep, why,
+	if (extc_pool_evict(&c->t.tree, (int64_t)time(NULL) + 365 * 86400, &rep, why,
 			    sizeof(why)) < 0)
 		return (9);
 	fprintf(stderr, "#   eviction: %u keys, %u evicted, %u could not be\n", rep.keys,
@@ -1258,10 +1258,10 @@ static void test_pool_linked_level_is_refused_and_never_followed(void **state)
 	adv_fmt(moved, sizeof(moved), "%s.away", c.pool_uid);
 	assert_int_equal(rename(c.pool_uid, moved), 0);
 	assert_int_equal(symlink(sent.etc_dir, c.pool_uid), 0);
-	assert_int_equal(extc_pool_hold(&c.t.cfg, &c.t.pol, &c.t.ids, POOL_KEY, &h, why, sizeof(why)),
+	assert_int_equal(extc_pool_hold(&c.t.tree, &c.t.ids, POOL_KEY, &h, why, sizeof(why)),
 			 EXTC_POOL_REFUSED);
 	assert_non_null(strstr(why, "symbolic link"));
-	assert_int_equal(extc_pool_evict(&c.t.cfg, &c.t.pol, (int64_t)time(NULL) + 365 * 86400, &rep,
+	assert_int_equal(extc_pool_evict(&c.t.tree, (int64_t)time(NULL) + 365 * 86400, &rep,
 					 why, sizeof(why)), 0);
 	assert_int_equal(rep.evicted, 0);
 	adv_sentinels_assert(&sent);

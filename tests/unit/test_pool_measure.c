@@ -45,6 +45,7 @@ struct fx {
 	struct fsfx fs;
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
+	struct extc_tree tree;	/* cfg and pol, as the engine takes them */
 	struct extc_pool_fds p;	/* the pool's levels, once a test asked for them */
 	size_t plen;		/* the length of the pool level's path in p.t.path */
 	bool hand_over;		/* keys belong to their uid (root only) */
@@ -126,7 +127,8 @@ static int setup(void **state)
 	fx->pol.owner = geteuid();
 	fx->pol.owner_gid = getegid();
 	fx->p.pool = fx->p.uid = -1;
-	extc_level_walk_init(&fx->p.t, &(const struct extc_tree){ &fx->cfg, &fx->pol });
+	fx->tree = (struct extc_tree){ &fx->cfg, &fx->pol };
+	extc_level_walk_init(&fx->p.t, &fx->tree);
 	make_cfg(fx, NULL);
 	return (0);
 }
@@ -289,10 +291,8 @@ static int user_level(struct fx *fx, uid_t uid)
 	char uname[EXTC_NAME_LEN], why[1024];
 
 	if (fx->p.pool < 0) {
-		const struct extc_tree tree = { &fx->cfg, &fx->pol };
-
-		assert_int_equal(extc_tree_prepare_base(&tree, why, sizeof(why)), 0);
-		assert_int_equal(extc_pool_level_open(&fx->cfg, &fx->pol, true, &fx->p, why,
+		assert_int_equal(extc_tree_prepare_base(&fx->tree, why, sizeof(why)), 0);
+		assert_int_equal(extc_pool_level_open(&fx->tree, true, &fx->p, why,
 						       sizeof(why)), EXTC_LEVEL_FOUND);
 		fx->plen = strlen(fx->p.t.path);
 	}
@@ -353,7 +353,7 @@ static void evict(struct fx *fx, struct extc_pool_evict_report *rep)
 {
 	char why[1024], text[1024];
 
-	if (extc_pool_evict(&fx->cfg, &fx->pol, (int64_t)time(NULL), rep, why, sizeof(why)) < 0)
+	if (extc_pool_evict(&fx->tree, (int64_t)time(NULL), rep, why, sizeof(why)) < 0)
 		fail_msg("eviction: %s", why);
 	extc_pool_evict_report_text(rep, text, sizeof(text));
 	print_message("#   %s\n", text);
@@ -535,7 +535,7 @@ static void test_account_writes_what_root_measured(void **state)
 		snprintf(text, sizeof(text), "l%d", i);
 		assert_int_equal(linkat(kfd, "blob", kfd, text, 0), 0);
 	}
-	if (extc_pool_hold_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)) != EXTC_POOL_ACCOUNTED)
+	if (extc_pool_hold_account(&h, &fx->tree, why, sizeof(why)) != EXTC_POOL_ACCOUNTED)
 		fail_msg("account: %s", why);
 	assert_int_equal(extc_pool_level_read_record(h.record_fd, &rec), 0);
 	assert_int_equal(rec.inodes, 3);
@@ -546,14 +546,14 @@ static void test_account_writes_what_root_measured(void **state)
 	assert_memory_equal(why, text, strlen(text));
 	/* too deep: marked, and a hold finds nothing to seed from (bytes 0) */
 	assert_int_equal(fsfx_chain_at(kfd, "deep", "d", EXTC_POOL_MEASURE_DEPTH + 1, NULL), 0);
-	assert_int_equal(extc_pool_hold_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)),
+	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, why, sizeof(why)),
 			 EXTC_POOL_ACCOUNT_UNMEASURABLE);
 	assert_non_null(strstr(why, "deeper than"));
 	assert_int_equal(extc_pool_level_read_record(h.record_fd, &rec), 0);
 	assert_true(rec.unmeasurable);
 	assert_int_equal(rec.bytes, 0);
 	extc_pool_hold_release(&h);
-	assert_int_equal(extc_pool_hold_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)),
+	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, why, sizeof(why)),
 			 EXTC_POOL_ACCOUNT_FAILED);
 	close(kfd);
 }
@@ -570,7 +570,7 @@ static void test_account_refuses_a_record_it_does_not_hold(void **state)
 	snprintf(name, sizeof(name), "%s%s", h.key, EXTC_POOL_RECORD_SUFFIX);
 	assert_int_equal(unlinkat(user_level(fx, ATTACKER), name, 0), 0);
 	assert_int_equal(fsfx_write_at(user_level(fx, ATTACKER), name, "version=2\nbytes=1\n", 0600), 0);
-	assert_int_equal(extc_pool_hold_account(&h, &fx->cfg, &fx->pol, why, sizeof(why)),
+	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, why, sizeof(why)),
 			 EXTC_POOL_ACCOUNT_FAILED);
 	assert_non_null(strstr(why, "not the record this step holds"));
 	extc_pool_hold_release(&h);
