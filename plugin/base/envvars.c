@@ -7,7 +7,7 @@
 #include "base/text.h"
 
 enum extc_var_action extc_envvars_decide(const char *current, bool user_asked,
-				     const char *managed_prefix)
+					 const char *managed_prefix)
 {
 	if (current == NULL || current[0] == '\0')
 		return (EXTC_VAR_SET);
@@ -38,9 +38,9 @@ static size_t pathlib_len(const char *dir, bool is_home, const char **dir_out)
 }
 
 enum extc_cubin_action extc_envvars_flashinfer_cubin_dir(const struct extc_config *cfg, bool user_asked,
-						 const char *managed_prefix,
-						 const struct extc_cubin_env *env,
-						 char *out, size_t outlen)
+							 const char *managed_prefix,
+							 const struct extc_cubin_env *env,
+							 char *out, size_t outlen)
 {
 	const char *root;
 	bool is_home = false;

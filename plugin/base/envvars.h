@@ -26,7 +26,7 @@ enum extc_var_action {
  * The value is only compared, never used to build a path.
  */
 enum extc_var_action extc_envvars_decide(const char *current, bool user_asked,
-				     const char *managed_prefix);
+					 const char *managed_prefix);
 
 #define EXTC_FLASHINFER_BASE "FLASHINFER_WORKSPACE_BASE"
 #define EXTC_FLASHINFER_CUBIN "FLASHINFER_CUBIN_DIR"
@@ -60,8 +60,8 @@ enum extc_cubin_action {
  * are only compared and joined, never opened.
  */
 enum extc_cubin_action extc_envvars_flashinfer_cubin_dir(const struct extc_config *cfg, bool user_asked,
-						 const char *managed_prefix,
-						 const struct extc_cubin_env *env,
-						 char *out, size_t outlen);
+							 const char *managed_prefix,
+							 const struct extc_cubin_env *env,
+							 char *out, size_t outlen);
 
 #endif /* EXTC_ENVVARS_H_ */

@@ -4,7 +4,7 @@
 
 #define FNV_PRIME 1099511628211ULL
 
-static uint64_t step(uint64_t h, unsigned char c)
+static uint64_t fnv_step(uint64_t h, unsigned char c)
 {
 	return ((h ^ c) * FNV_PRIME);
 }
@@ -15,7 +15,7 @@ uint64_t extc_hash_fnv1a(uint64_t h, const void *data, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		h = step(h, p[i]);
+		h = fnv_step(h, p[i]);
 	return (h);
 }
 
@@ -31,8 +31,8 @@ void extc_hash_pair_bytes(struct extc_hash_pair *h, const void *data, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		h->a = step(h->a, p[i]);
-		h->b = step(h->b, p[i]);
+		h->a = fnv_step(h->a, p[i]);
+		h->b = fnv_step(h->b, p[i]);
 		h->b ^= h->b >> 29;
 	}
 }

@@ -91,7 +91,7 @@ static bool plain_name(const char *name)
 }
 
 int extc_seed_path_expand(const char *pattern, uid_t uid, const char *user,
-			     char *out, size_t outlen, char *why, size_t whylen)
+			  char *out, size_t outlen, char *why, size_t whylen)
 {
 	char num[16];
 	size_t o = 0;

@@ -36,6 +36,6 @@ int extc_seed_path_check_pattern(const char *pattern, char *why, size_t whylen);
  * user name must be a plain name (no '/', not "." or "..", printable).
  */
 int extc_seed_path_expand(const char *pattern, uid_t uid, const char *user,
-			     char *out, size_t outlen, char *why, size_t whylen);
+			  char *out, size_t outlen, char *why, size_t whylen);
 
 #endif /* EXTC_SEED_PATH_H_ */

@@ -84,7 +84,7 @@ static int open_subtree(int leaffd)
 }
 
 enum extc_envfile_result extc_container_envfile_write(int leaffd, const struct extc_cenv_list *lines,
-					    char *why, size_t whylen)
+						      char *why, size_t whylen)
 {
 	char tmp[64];
 	int dirfd = -1, fd = -1;

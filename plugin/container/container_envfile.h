@@ -24,6 +24,6 @@ enum extc_envfile_result {
  * symbolic link is followed. Runs as the job's user.
  */
 enum extc_envfile_result extc_container_envfile_write(int leaffd, const struct extc_cenv_list *lines,
-					    char *why, size_t whylen);
+						      char *why, size_t whylen);
 
 #endif /* EXTC_CONTAINER_ENVFILE_H_ */

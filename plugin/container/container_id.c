@@ -102,7 +102,7 @@ static enum extc_ctr_kind reference(const char *ref, char *spec, size_t len)
 }
 
 enum extc_ctr_kind extc_container_id_from_pyxis(const char *image, const char *name, const char *cwd,
-				       char *spec, size_t len)
+						char *spec, size_t len)
 {
 	spec[0] = '\0';
 	if (image == NULL || image[0] == '\0') {
@@ -158,7 +158,7 @@ static enum extc_ctr_kind apptainer_image(int argc, char *const *argv, const cha
 }
 
 enum extc_ctr_kind extc_container_id_from_argv(int argc, char *const *argv, const char *cwd, char *spec,
-				      size_t len)
+					       size_t len)
 {
 	const char *prog;
 

@@ -24,7 +24,7 @@ enum extc_ctr_kind {
  * container that a step may have changed: unknown.
  */
 enum extc_ctr_kind extc_container_id_from_pyxis(const char *image, const char *name, const char *cwd,
-				       char *spec, size_t len);
+						char *spec, size_t len);
 
 /*
  * The step's own argv: a container runtime run directly. Apptainer and
@@ -36,6 +36,6 @@ enum extc_ctr_kind extc_container_id_from_pyxis(const char *image, const char *n
  * the plugin can tell.
  */
 enum extc_ctr_kind extc_container_id_from_argv(int argc, char *const *argv, const char *cwd, char *spec,
-				      size_t len);
+					       size_t len);
 
 #endif /* EXTC_CONTAINER_ID_H_ */

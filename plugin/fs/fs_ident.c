@@ -99,7 +99,7 @@ int extc_ident_at(int dirfd, const char *name, struct extc_ident *id)
 }
 
 enum extc_open_result extc_ident_open_below(int parentfd, const struct extc_ident *parent_id,
-				      const char *name, int *fd, struct extc_ident *id)
+					    const char *name, int *fd, struct extc_ident *id)
 {
 	enum extc_open_result res = EXTC_OPEN_ERROR;
 	struct extc_ident opened;

@@ -54,7 +54,7 @@ enum extc_open_result {
  * root its attributes still is: see extc_ident_at).
  */
 enum extc_open_result extc_ident_open_below(int parentfd, const struct extc_ident *parent_id,
-				      const char *name, int *fd, struct extc_ident *id);
+					    const char *name, int *fd, struct extc_ident *id);
 
 /*
  * Do 'a' and 'b' live on the same mount? The mount id catches bind mounts

@@ -260,7 +260,7 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 }
 
 int extc_remove_tree_at(int parentfd, const char *name, const struct extc_rm_limits *limits,
-		    struct extc_rm_report *report)
+			struct extc_rm_report *report)
 {
 	struct extc_rm_limits defaults;
 	struct rm_walk w;

@@ -21,6 +21,6 @@
  * there), -1 otherwise with the details in 'report'.
  */
 int extc_remove_tree_at(int parentfd, const char *name, const struct extc_rm_limits *limits,
-		    struct extc_rm_report *report);
+			struct extc_rm_report *report);
 
 #endif /* EXTC_FS_REMOVE_H_ */

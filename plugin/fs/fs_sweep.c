@@ -74,8 +74,8 @@ static void sweep_user(const struct sweep *sw, int nodefd, const char *uname)
 			    extc_trash_move(uidfd, de->d_name, sw->trashfd, de->d_name) == 0) {
 				rep->jobs_removed++;
 			} else if (extc_remove_tree_at(uidfd, de->d_name,
-						   extc_fs_policy_rm_limits(sw->tree->pol, &limits),
-						   &part) == 0) {
+						       extc_fs_policy_rm_limits(sw->tree->pol, &limits),
+						       &part) == 0) {
 				rep->jobs_removed++;
 				extc_rm_report_add(&rep->rm, &part);
 			} else {

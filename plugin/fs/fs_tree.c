@@ -74,7 +74,7 @@ static int remove_stale_leaf(struct extc_level_walk *w, const char *leaf, char *
 	char text[512];
 
 	if (extc_remove_tree_at(w->job, leaf, extc_fs_policy_rm_limits(w->tree.pol, &limits),
-			    &rep) == 0)
+				&rep) == 0)
 		return (0);
 	extc_rm_report_text(&rep, text, sizeof(text));
 	extc_fmt(why, whylen, "%s: a stale directory could not be removed: %s", w->path, text);
@@ -330,7 +330,7 @@ int extc_tree_remove_job(const struct extc_tree *tree, uid_t uid, uint32_t jobid
 		goto out;
 	}
 	if (extc_remove_tree_at(w.uid, jname, extc_fs_policy_rm_limits(tree->pol, &limits),
-			    report) < 0) {
+				report) < 0) {
 		char text[512];
 
 		extc_rm_report_text(report, text, sizeof(text));

@@ -28,7 +28,7 @@ int extc_pool_child_fp(void *varg, void *res, size_t reslen)
 			 (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (uint64_t)sb.st_size,
 			 (int64_t)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
 	return (extc_pool_key_install_fp(a->path, a->venv, a->conda, a->cuda_home, r->fp,
-				     sizeof(r->fp)));
+					 sizeof(r->fp)));
 }
 
 int extc_pool_child_take(void *varg, void *res, size_t reslen)

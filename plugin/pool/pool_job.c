@@ -205,7 +205,9 @@ enum extc_pool_job_result extc_pool_job_put_back(const struct extc_tree *tree,
 		return (rv);
 	if (extc_pool_hold(tree, ids, key, &h, why, whylen) != EXTC_POOL_HELD)
 		return (EXTC_POOL_JOB_FAILED);
-	extc_warm_child_arg_init(&a.w, cfg, leaf, node, timeout, key, ids->jobid, why, whylen);
+	extc_warm_child_arg_init(&a.w, cfg,
+				 &(const struct extc_warm_child_for){ leaf, node, key, ids->jobid, timeout },
+				 why, whylen);
 	a.key_dir = h.dir;
 	clock_gettime(CLOCK_REALTIME, &now);
 	extc_warm_sweep_stale_limit(timeout, &now, &a.w.opts.stale_before);

@@ -178,7 +178,7 @@ static void hash_python(struct extc_hash_pair *h, const char *path, char *prefix
 }
 
 int extc_pool_key_install_fp(const char *path, const char *venv, const char *conda,
-			 const char *cuda_home, char *out, size_t len)
+			     const char *cuda_home, char *out, size_t len)
 {
 	char prefix[PATH_MAX], cuda[PATH_MAX];
 	struct extc_hash_pair h;

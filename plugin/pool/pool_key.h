@@ -61,6 +61,6 @@ int extc_pool_key_name_ok(const char *name);
  * 'cuda_home' (or /usr/local/cuda). EXTC_POOL_FP_LEN hex digits.
  */
 int extc_pool_key_install_fp(const char *path, const char *venv, const char *conda,
-			 const char *cuda_home, char *out, size_t len);
+			     const char *cuda_home, char *out, size_t len);
 
 #endif /* EXTC_POOL_KEY_H_ */

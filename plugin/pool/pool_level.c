@@ -27,7 +27,7 @@ void extc_pool_level_close(struct extc_pool_fds *p)
 }
 
 enum extc_level_result extc_pool_level_open(const struct extc_tree *tree, bool create,
-					     struct extc_pool_fds *p, char *why, size_t whylen)
+					    struct extc_pool_fds *p, char *why, size_t whylen)
 {
 	enum extc_level_result rv;
 
@@ -40,7 +40,7 @@ enum extc_level_result extc_pool_level_open(const struct extc_tree *tree, bool c
 }
 
 enum extc_level_result extc_pool_level_open_user(struct extc_pool_fds *p, const char *uname, bool create,
-					   char *why, size_t whylen)
+						 char *why, size_t whylen)
 {
 	return (extc_level_open(&p->t, p->pool, uname, create, &p->uid, why, whylen));
 }

@@ -38,9 +38,9 @@ struct extc_pool_fds {
 
 void extc_pool_level_close(struct extc_pool_fds *p);
 enum extc_level_result extc_pool_level_open(const struct extc_tree *tree, bool create,
-					     struct extc_pool_fds *p, char *why, size_t whylen);
+					    struct extc_pool_fds *p, char *why, size_t whylen);
 enum extc_level_result extc_pool_level_open_user(struct extc_pool_fds *p, const char *uname, bool create,
-					   char *why, size_t whylen);
+						 char *why, size_t whylen);
 /* <key>.use: a plain root-owned file, or -1. */
 int extc_pool_level_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol);
 

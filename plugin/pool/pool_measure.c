@@ -143,7 +143,7 @@ static void entry(struct mwalk *w, int dfd, const char *name)
 		count(w, &stx);
 }
 
-static void walk(struct mwalk *w)
+static void measure_walk(struct mwalk *w)
 {
 	while (w->depth > 0 && w->res == EXTC_POOL_MEASURED) {
 		DIR *d = w->stack[w->depth - 1];
@@ -210,7 +210,7 @@ enum extc_pool_measure_result extc_pool_measure_key(int uidfd, const char *key,
 		break;
 	}
 	push(&w, fd);
-	walk(&w);
+	measure_walk(&w);
 out:
 	while (w.depth > 0)
 		closedir(w.stack[--w.depth]);

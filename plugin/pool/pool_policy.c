@@ -112,7 +112,7 @@ static void add_free(struct extc_pool_entry *e, const struct extc_pool_limits *l
 }
 
 void extc_pool_policy_choose_user(struct extc_pool_entry *e, size_t n, const struct extc_pool_limits *lim,
-			   int64_t now, extc_pool_measure_fn measure, void *ctx)
+				  int64_t now, extc_pool_measure_fn measure, void *ctx)
 {
 	struct user_sums s = { 0, 0, EXTC_POOL_KEEP };
 	size_t i;

@@ -64,7 +64,7 @@ typedef enum extc_pool_measured (*extc_pool_measure_fn)(void *ctx, struct extc_p
  * limits. Busy entries always stay. Sorts 'e' newest first.
  */
 void extc_pool_policy_choose_user(struct extc_pool_entry *e, size_t n, const struct extc_pool_limits *lim,
-			   int64_t now, extc_pool_measure_fn measure, void *ctx);
+				  int64_t now, extc_pool_measure_fn measure, void *ctx);
 
 /*
  * The node's entries that every user's pass kept: oldest first, any

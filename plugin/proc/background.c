@@ -345,7 +345,7 @@ static void grandchild(void (*fn)(void *arg), void *arg, const struct extc_detac
 }
 
 enum extc_detach_result extc_background_detach(void (*fn)(void *arg), void *arg,
-				    const struct extc_detach_opts *o, pid_t *pid_out)
+					       const struct extc_detach_opts *o, pid_t *pid_out)
 {
 	int pipefd[2];
 	pid_t child, grandchild_pid = -1;

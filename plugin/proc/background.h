@@ -51,7 +51,7 @@ enum extc_detach_result {
  * grandchild's, or -1.
  */
 enum extc_detach_result extc_background_detach(void (*fn)(void *arg), void *arg,
-				    const struct extc_detach_opts *o, pid_t *pid);
+					       const struct extc_detach_opts *o, pid_t *pid);
 
 /* In the detached work: tell the waiting caller it may go on (the rest is not waited for). */
 void extc_background_done(void);

@@ -299,7 +299,7 @@ static void plan_line(struct span line, const char *mountinfo, struct extc_cgrou
 }
 
 void extc_cgroup_escape_plan(const char *cgroup_text, const char *mountinfo_text,
-		      struct extc_cgroup_plan *plan)
+			     struct extc_cgroup_plan *plan)
 {
 	const char *p = cgroup_text;
 
@@ -338,7 +338,7 @@ static int write_pid(const char *procs, pid_t pid)
 }
 
 enum extc_cgroup_result extc_cgroup_escape_apply(const struct extc_cgroup_plan *plan, pid_t pid,
-					  char *why, size_t whylen)
+						 char *why, size_t whylen)
 {
 	size_t i, moved = 0;
 

@@ -63,7 +63,7 @@ enum extc_cgroup_where extc_cgroup_escape_target(const char *path, int v2, char 
  * malformed, are passed over. Pure: nothing is read.
  */
 void extc_cgroup_escape_plan(const char *cgroup_text, const char *mountinfo_text,
-		      struct extc_cgroup_plan *plan);
+			     struct extc_cgroup_plan *plan);
 
 /*
  * Carry out a plan for process 'pid': write it into each move's
@@ -71,7 +71,7 @@ void extc_cgroup_escape_plan(const char *cgroup_text, const char *mountinfo_text
  * and what failed.
  */
 enum extc_cgroup_result extc_cgroup_escape_apply(const struct extc_cgroup_plan *plan, pid_t pid,
-					  char *why, size_t whylen);
+						 char *why, size_t whylen);
 
 /*
  * The calling process (root, in slurmstepd's detached child) leaves the

@@ -121,9 +121,9 @@ bool extc_step_creds(spank_t sp, const struct extc_step *s, struct extc_creds *c
 void extc_step_child_arg(struct extc_warm_child_arg *a, const struct extc_step *s,
 			 const char *leaf, uint32_t timeout_s, const char *key)
 {
+	const struct extc_warm_child_for f = { leaf, s->manifest_node, key, s->ids.jobid, timeout_s };
 	char why[EXTC_WHY_MAX];
 
-	if (extc_warm_child_arg_init(a, &s->cfg, leaf, s->manifest_node, timeout_s, key,
-				     s->ids.jobid, why, sizeof(why)) < 0)
+	if (extc_warm_child_arg_init(a, &s->cfg, &f, why, sizeof(why)) < 0)
 		extc_verbose("manifest: %s", why);
 }

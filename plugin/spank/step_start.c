@@ -69,8 +69,8 @@ static void resolve_image(spank_t sp, struct extc_step *s)
 	int argc = 0;
 
 	img->kind = extc_container_id_from_pyxis(img->image_set ? img->image : NULL,
-					img->name_set ? img->name : NULL, dir, img->spec,
-					sizeof(img->spec));
+						 img->name_set ? img->name : NULL, dir, img->spec,
+						 sizeof(img->spec));
 	if (img->kind != EXTC_CTR_HOST)
 		return;
 	/* Slurm's own --container: an OCI bundle, a directory that can change under its path */
@@ -88,7 +88,7 @@ static void resolve_image(spank_t sp, struct extc_step *s)
 /*
  * Once the leaf is made below the job level s->hold_fd: keep slurmstepd's
  * mount namespace, and the flags of the mount under the job level, which
- * are the leaf's (make_leaf refuses a leaf that is a mount), for the tasks
+ * are the leaf's (extc_tree_create refuses a leaf that is a mount), for the tasks
  * (step_task.c). Read through root's own descriptor, never a name.
  */
 static void record_view(struct extc_step *s)
@@ -108,7 +108,7 @@ static int get_ids(spank_t sp, struct extc_ids *ids)
 }
 
 /* The leaf of a step that should have one, and what needs it (the image, the pool's key). */
-static void make_leaf(spank_t sp, struct extc_step *s)
+static void create_step_dir(spank_t sp, struct extc_step *s)
 {
 	uint64_t t0;
 
@@ -176,5 +176,5 @@ void extc_step_start_prepare(spank_t sp, struct extc_step *s)
 		extc_verbose("jobs of root get no private cache");
 		return;
 	}
-	make_leaf(sp, s);
+	create_step_dir(sp, s);
 }

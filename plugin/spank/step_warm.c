@@ -101,7 +101,7 @@ static void admin_seed(struct extc_step *s)
 	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) != 0)
 		res = NULL;
 	if (extc_seed_path_expand(cfg->seed, uid, res ? res->pw_name : NULL, w->seed,
-				     sizeof(w->seed), why, sizeof(why)) < 0) {
+				  sizeof(w->seed), why, sizeof(why)) < 0) {
 		extc_verbose("seed=%s: %s; not seeding", cfg->seed, why);
 		w->seed[0] = '\0';
 		return;

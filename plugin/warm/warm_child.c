@@ -146,14 +146,13 @@ int extc_warm_child_publish(void *varg, void *res, size_t reslen)
 }
 
 int extc_warm_child_arg_init(struct extc_warm_child_arg *a, const struct extc_config *cfg,
-			     const char *leaf, const char *node, uint32_t timeout_s, const char *key,
-			     uint32_t jobid, char *why, size_t whylen)
+			     const struct extc_warm_child_for *f, char *why, size_t whylen)
 {
 	size_t i;
 
 	memset(a, 0, sizeof(*a));
-	a->leaf = leaf;
-	a->node = node;
+	a->leaf = f->leaf;
+	a->node = f->node;
 	for (i = 0; i < cfg->nvars; i++)
 		a->subdirs[i] = cfg->vars[i].subdir;
 	a->opts.subdirs = a->subdirs;
@@ -163,6 +162,7 @@ int extc_warm_child_arg_init(struct extc_warm_child_arg *a, const struct extc_co
 	a->opts.triton_subdir = extc_config_triton_subdir(cfg);
 	a->opts.max_bytes = cfg->seed_max;
 	/* the child stops by itself a little before the parent would kill it */
-	a->opts.deadline_ns = extc_clock_monotonic_ns() + (uint64_t)timeout_s * 900000000ULL;
-	return (extc_manifest_local(&a->want, key, jobid, node, "/proc/cpuinfo", why, whylen));
+	a->opts.deadline_ns = extc_clock_monotonic_ns() + (uint64_t)f->timeout_s * 900000000ULL;
+	return (extc_manifest_local(&a->want, f->key, f->jobid, f->node, "/proc/cpuinfo", why,
+				    whylen));
 }

@@ -65,13 +65,22 @@ int extc_warm_child_open(struct extc_warm_child_arg *a, const char *dir, int *le
 			 int *dirfd, char *why, size_t whylen);
 void extc_warm_child_close(int leaffd, int dirfd);
 
+/* Whose child it is: the step's directory, where and for whom it runs, and its bound. */
+struct extc_warm_child_for {
+	const char *leaf;
+	const char *node;	/* the node's name, for the manifest and the stage names */
+	const char *key;	/* the key the manifest names (checked) */
+	uint32_t jobid;
+	uint32_t timeout_s;	/* what the parent waits for the child, at most */
+};
+
 /*
- * A child's argument for 'leaf': the variables' subdirectories, seed_max, a
- * deadline a little before 'timeout_s', and the manifest wanted for 'key'
- * on this node and CPU (-1 and 'why' when it cannot be made; the rest is set).
+ * A child's argument for f->leaf: the variables' subdirectories, seed_max,
+ * a deadline a little before f->timeout_s, and the manifest wanted for
+ * f->key on this node and CPU (-1 and 'why' when it cannot be made; the
+ * rest is set).
  */
 int extc_warm_child_arg_init(struct extc_warm_child_arg *a, const struct extc_config *cfg,
-			     const char *leaf, const char *node, uint32_t timeout_s, const char *key,
-			     uint32_t jobid, char *why, size_t whylen);
+			     const struct extc_warm_child_for *f, char *why, size_t whylen);
 
 #endif /* EXTC_WARM_CHILD_H_ */

@@ -326,7 +326,7 @@ static int walk_init(struct walk *w, int srcfd, const struct extc_warm_opts *o,
 }
 
 int extc_warm_copy_measure(int srcfd, const struct extc_warm_opts *o, struct extc_copy_stats *st,
-		      char *why, size_t whylen)
+			   char *why, size_t whylen)
 {
 	struct walk w;
 

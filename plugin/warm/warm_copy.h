@@ -27,6 +27,6 @@ int extc_warm_copy_entry(int srcfd, const char *name, int dstfd, const char *dna
 
 /* Walk 'srcfd' as a seed copy would, counting only. */
 int extc_warm_copy_measure(int srcfd, const struct extc_warm_opts *o, struct extc_copy_stats *st,
-		      char *why, size_t whylen);
+			   char *why, size_t whylen);
 
 #endif /* EXTC_WARM_COPY_H_ */

@@ -113,7 +113,7 @@ static void copy_entry(struct extc_warm_walk *w, const struct extc_warm_entry *e
 		   rewrite_stage(w, e->dstfd, stage, e->triton_final, shown) < 0) {
 		;	/* said; the stage goes below */
 	} else if (extc_fdio_rename_noreplace(e->dstfd, stage, e->dstfd, e->name,
-						   S_ISDIR(e->sb->st_mode)) == 0) {
+					      S_ISDIR(e->sb->st_mode)) == 0) {
 		w->rep->published++;
 		return;
 	} else if (errno == EEXIST || errno == ENOTEMPTY) {

@@ -102,7 +102,7 @@ static void sweep_all(struct sweep *sw, int dirfd)
 #define ABANDONED_MIN_AGE_S 3600
 
 void extc_warm_sweep_stale_limit(uint32_t publish_timeout_s, const struct timespec *now,
-			   struct timespec *limit)
+				 struct timespec *limit)
 {
 	time_t age = 2 * (time_t)publish_timeout_s;
 

@@ -21,6 +21,6 @@ uint64_t extc_warm_sweep_abandoned(int dirfd, const struct extc_warm_opts *o);
  * admin's publish_timeout: older than any running publisher's stage can be.
  */
 void extc_warm_sweep_stale_limit(uint32_t publish_timeout_s, const struct timespec *now,
-			   struct timespec *limit);
+				 struct timespec *limit);
 
 #endif /* EXTC_WARM_SWEEP_H_ */

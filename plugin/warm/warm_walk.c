@@ -70,20 +70,18 @@ static void level_close(struct level *l)
 	l->fd = -1;
 }
 
-/* Hand one entry to the placer, its directory made first. */
-static void place(struct extc_warm_walk *w, int srcfd, const char *name, const struct stat *sb,
-		  struct level *dst, const char *rel, unsigned merge, const char *triton_final)
+/* Hand one entry to the placer, the level it goes into made first. */
+static void place(struct extc_warm_walk *w, struct extc_warm_entry *e, struct level *dst)
 {
-	struct extc_warm_entry e = { srcfd, name, sb, level_fd(dst), rel, merge, triton_final };
-
-	if (e.dstfd < 0) {
+	e->dstfd = level_fd(dst);
+	if (e->dstfd < 0) {
 		char shown[160];
 
-		extc_escape(rel, 120, shown, sizeof(shown));
+		extc_escape(e->rel, 120, shown, sizeof(shown));
 		extc_warm_walk_fail(w, "%s: cannot make its directory: %s", shown, strerror(errno));
 		return;
 	}
-	w->place(w, &e);
+	w->place(w, e);
 }
 
 /*
@@ -118,29 +116,32 @@ static void walk_level(struct extc_warm_walk *w, int srcfd, struct level *dst, c
  * extension directory, whole; a pyXY_cu group, looked into once; a
  * Triton kernel, whole, with the path its group files must name.
  */
-static void walk_dir_entry(struct extc_warm_walk *w, int srcfd, const char *name,
-			   const struct stat *sb, struct level *dst, const char *rel,
-			   enum extc_shape shape)
+static void walk_dir_entry(struct extc_warm_walk *w, struct extc_warm_entry *e,
+			   struct level *dst, enum extc_shape shape)
 {
-	struct level sub = { dst, name, -1 };
+	struct level sub = { dst, e->name, -1 };
 	char final[PATH_MAX];
-	int cfd = openat(srcfd, name, EXTC_DIR_OPEN_FLAGS);
+	int cfd = openat(e->srcfd, e->name, EXTC_DIR_OPEN_FLAGS);
 
 	if (cfd < 0)
 		return;
-	switch (extc_shape_of_child(w->o, shape, cfd, name)) {
+	e->merge = 0;	/* one build or kernel: whole or not at all */
+	switch (extc_shape_of_child(w->o, shape, cfd, e->name)) {
 	case EXTC_SHAPE_TORCH_BUILD:
-		place(w, srcfd, name, sb, dst, rel, 0, NULL);	/* one build: whole or not at all */
+		place(w, e, dst);
 		break;
 	case EXTC_SHAPE_TORCH_GROUP:
-		walk_level(w, cfd, &sub, rel, EXTC_SHAPE_TORCH_GROUP);
+		walk_level(w, cfd, &sub, e->rel, EXTC_SHAPE_TORCH_GROUP);
 		level_close(&sub);
 		break;
 	case EXTC_SHAPE_TRITON_KERNEL:
-		if (w->o->dest == NULL || extc_fmt(final, sizeof(final), "%s/%s", w->o->dest, rel) < 0)
+		if (w->o->dest == NULL ||
+		    extc_fmt(final, sizeof(final), "%s/%s", w->o->dest, e->rel) < 0) {
 			w->rep->incomplete++;	/* its group files could not name it */
-		else
-			place(w, srcfd, name, sb, dst, rel, 0, final);
+		} else {
+			e->triton_final = final;
+			place(w, e, dst);
+		}
 		break;
 	default:
 		w->rep->incomplete++;
@@ -165,14 +166,15 @@ static void walk_level(struct extc_warm_walk *w, int srcfd, struct level *dst, c
 	while ((de = readdir(d)) != NULL && !extc_warm_walk_late(w)) {
 		char subrel[PATH_MAX];
 		struct stat sb;
+		struct extc_warm_entry e = { srcfd, de->d_name, &sb, -1, subrel, MERGE_DEPTH, NULL };
 
 		if (!placeable(w, srcfd, de->d_name, shape, &sb) ||
 		    extc_fmt(subrel, sizeof(subrel), "%s/%s", rel, de->d_name) < 0)
 			continue;
 		if (by_shape && S_ISDIR(sb.st_mode))
-			walk_dir_entry(w, srcfd, de->d_name, &sb, dst, subrel, shape);
+			walk_dir_entry(w, &e, dst, shape);
 		else
-			place(w, srcfd, de->d_name, &sb, dst, subrel, MERGE_DEPTH, NULL);
+			place(w, &e, dst);
 	}
 	closedir(d);
 }

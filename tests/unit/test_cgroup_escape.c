@@ -198,9 +198,9 @@ static void test_plan_hybrid(void **state)
 
 	(void)state;
 	extc_cgroup_escape_plan("6:freezer:/slurm_n1/uid_1001/job_1\n"
-			 "4:memory:/\n"
-			 "0::/system.slice/slurmstepd.scope/job_1/step_0/slurm\n",
-			 MI_V1 MI_UNIFIED, p);
+				"4:memory:/\n"
+				"0::/system.slice/slurmstepd.scope/job_1/step_0/slurm\n",
+				MI_V1 MI_UNIFIED, p);
 	assert_int_equal(p->n, 2);
 	assert_string_equal(find(p, "freezer")->procs, "/sys/fs/cgroup/freezer/slurm_n1/cgroup.procs");
 	assert_string_equal(find(p, "unified")->procs,
@@ -216,7 +216,7 @@ static void test_not_in_job(void **state)
 	(void)state;
 	/* the lab host's own shell */
 	extc_cgroup_escape_plan("9:name=systemd:/\n6:freezer:/\n4:memory:/process_api/c05e\n3:cpuset:/\n0::/\n",
-			 MI_V1 MI_UNIFIED, p);
+				MI_V1 MI_UNIFIED, p);
 	assert_int_equal(p->n, 0);
 	assert_int_equal(extc_cgroup_escape_apply(p, getpid(), why, sizeof(why)), EXTC_CGROUP_NOT_IN_JOB);
 	assert_contains(why, "in no Slurm job");
@@ -232,15 +232,15 @@ static void test_plan_mounts(void **state)
 
 	(void)state;
 	extc_cgroup_escape_plan("4:memory:/docker/abc/slurm/uid_1/job_2/step_0\n"
-			 "6:freezer:/slurm/uid_1/job_2/step_0\n",
-			 "50 1 0:32 /docker/abc /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
-			 "51 1 0:34 / /my\\040cgroups/free\\134zer rw - cgroup cgroup rw,freezer\n", p);
+				"6:freezer:/slurm/uid_1/job_2/step_0\n",
+				"50 1 0:32 /docker/abc /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+				"51 1 0:34 / /my\\040cgroups/free\\134zer rw - cgroup cgroup rw,freezer\n", p);
 	assert_int_equal(p->n, 2);
 	assert_string_equal(find(p, "memory")->procs, "/sys/fs/cgroup/memory/slurm/cgroup.procs");
 	assert_string_equal(find(p, "freezer")->procs, "/my cgroups/free\\zer/slurm/cgroup.procs");
 	/* the target above the mount's root: not reachable through it */
 	extc_cgroup_escape_plan("4:memory:/slurm/uid_1/job_2\n",
-			 "50 1 0:32 /slurm/uid_1 /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n", p);
+				"50 1 0:32 /slurm/uid_1 /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n", p);
 	assert_int_equal(p->n, 1);
 	assert_string_equal(p->moves[0].procs, "");
 	assert_contains(p->moves[0].why, "no mount of it holds");
@@ -251,8 +251,8 @@ static void test_plan_mounts(void **state)
 	assert_contains(p->moves[0].why, "not mounted");
 	/* "memory" is not "memory_x", nor a word inside another option */
 	extc_cgroup_escape_plan("4:memory:/slurm/uid_1/job_2\n",
-			 "50 1 0:32 / /a rw - cgroup cgroup rw,memory_x\n"
-			 "51 1 0:32 / /b rw - cgroup cgroup rw,name=memory\n", p);
+				"50 1 0:32 / /a rw - cgroup cgroup rw,memory_x\n"
+				"51 1 0:32 / /b rw - cgroup cgroup rw,name=memory\n", p);
 	assert_string_equal(p->moves[0].procs, "");
 	free(p);
 }
@@ -290,7 +290,7 @@ static void test_plan_hostile(void **state)
 	assert_string_equal(p->moves[0].procs, "");
 	/* a truncated escape and a lone backslash are taken as they are */
 	extc_cgroup_escape_plan("6:freezer:/slurm/uid_1/job_2\n",
-			 "51 1 0:34 / /c\\04 rw - cgroup cgroup rw,freezer\n", p);
+				"51 1 0:34 / /c\\04 rw - cgroup cgroup rw,freezer\n", p);
 	assert_string_equal(p->moves[0].procs, "/c\\04/slurm/cgroup.procs");
 	free(mi);
 	free(cg);

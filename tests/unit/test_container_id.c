@@ -56,7 +56,7 @@ static void test_pyxis_options(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char spec[PATH_MAX];
 		enum extc_ctr_kind got = extc_container_id_from_pyxis(cases[i].image, cases[i].name, cases[i].cwd,
-							     spec, sizeof(spec));
+								      spec, sizeof(spec));
 
 		check(i, got, spec, cases[i].want, cases[i].spec);
 	}

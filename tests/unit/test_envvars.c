@@ -284,10 +284,10 @@ static void test_cubin_no_home_and_too_long(void **state)
 	parse_cfg(&cfg, NULL);
 	expect_cubin(&cfg, true, &none, EXTC_CUBIN_NO_HOME, NULL);
 	assert_int_equal(extc_envvars_flashinfer_cubin_dir(&cfg, true, BASE_PREFIX, &env, small,
-						   sizeof(small)), EXTC_CUBIN_PIN);
+							   sizeof(small)), EXTC_CUBIN_PIN);
 	assert_string_equal(small, "/home/u" CUBINS);
 	assert_int_equal(extc_envvars_flashinfer_cubin_dir(&cfg, true, BASE_PREFIX, &env, small,
-						   sizeof(small) - 1), EXTC_CUBIN_TOO_LONG);
+							   sizeof(small) - 1), EXTC_CUBIN_TOO_LONG);
 }
 
 int main(void)

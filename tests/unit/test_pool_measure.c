@@ -293,7 +293,7 @@ static int user_level(struct fx *fx, uid_t uid)
 	if (fx->p.pool < 0) {
 		assert_int_equal(extc_tree_prepare_base(&fx->tree, why, sizeof(why)), 0);
 		assert_int_equal(extc_pool_level_open(&fx->tree, true, &fx->p, why,
-						       sizeof(why)), EXTC_LEVEL_FOUND);
+						      sizeof(why)), EXTC_LEVEL_FOUND);
 		fx->plen = strlen(fx->p.t.path);
 	}
 	if (fx->p.uid >= 0)

@@ -1216,7 +1216,7 @@ static void test_dir_values_and_pattern(void **state)
 
 	(void)state;
 	assert_int_equal(extc_seed_path_check_dir("/scratch/me/cache", "--ext-cache-seed", why,
-					     sizeof(why)), 0);
+						  sizeof(why)), 0);
 	assert_int_equal(extc_seed_path_check_dir("cache", "--ext-cache-seed", why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "--ext-cache-seed=cache: not an absolute path"));
 	assert_int_equal(extc_seed_path_check_dir("/a\nb", "SLURM_EXT_CACHE_SEED", why, sizeof(why)), -1);
@@ -1233,14 +1233,14 @@ static void test_dir_values_and_pattern(void **state)
 	assert_int_equal(extc_seed_path_check_pattern("/shared/%j", why, sizeof(why)), -1);
 	assert_int_equal(extc_seed_path_check_pattern("shared/%u", why, sizeof(why)), -1);
 	assert_int_equal(extc_seed_path_expand("/shared/seeds/%U/%u/100%%", 1001, "alice", out,
-						  sizeof(out), why, sizeof(why)), 0);
+					       sizeof(out), why, sizeof(why)), 0);
 	assert_string_equal(out, "/shared/seeds/alice/1001/100%");
 	assert_int_equal(extc_seed_path_expand("/s/%U", 1001, "..", out, sizeof(out), why,
-						  sizeof(why)), -1);
+					       sizeof(why)), -1);
 	assert_int_equal(extc_seed_path_expand("/s/%U", 1001, "a/b", out, sizeof(out), why,
-						  sizeof(why)), -1);
+					       sizeof(why)), -1);
 	assert_int_equal(extc_seed_path_expand("/s/%u", 1001, NULL, out, sizeof(out), why,
-						  sizeof(why)), 0);
+					       sizeof(why)), 0);
 	assert_int_equal(extc_seed_path_check_key("torch2.1+cu121 py311 sm90", why, sizeof(why)), 0);
 	assert_int_equal(extc_seed_path_check_key("a\tb", why, sizeof(why)), -1);
 }
