@@ -208,4 +208,14 @@ said=$(figures "${docs_and[@]}" '\b[0-9]+ (attack and fault|security) cases|\b[0
 t_eq "every \"N attack and fault cases\" says $ncases" "" "$(grep -vE ": $ncases " <<<"$said")"
 t_check "the count of cases is stated ($(grep -c . <<<"$said") times)" test "$(grep -c . <<<"$said")" -ge 3
 
+# ---- the plugstack line ----------------------------------------------------------------------
+# The line the package ships (commented out) and the line README and the admin guide tell an
+# admin to enable are one line: what the pool does out of the box is said once.
+shipped=$(sed -n 's|^#\(optional\) @SLURM_PLUGINDIR@/ext_cache.so |\1 |p' "$top/etc/plugstack.conf.d/ext-cache.conf.in")
+t_check "the plugstack.conf.d snippet ships one plugin line" test "$(grep -c . <<<"$shipped")" -eq 1
+for f in README.md docs/admin-guide.md; do
+    quoted=$(sed -n 's|^ *\(optional\) /usr/lib/x86_64-linux-gnu/slurm-wlm/ext_cache.so |\1 |p' "$top/$f" | sort -u)
+    t_eq "$f quotes the plugstack line the package ships" "$shipped" "$quoted"
+done
+
 pkg_end
