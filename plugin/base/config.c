@@ -352,6 +352,35 @@ static void explain_keys(const char *lead, char *why, size_t whylen)
 	}
 }
 
+/*
+ * "unknown argument (did you mean 'default='?); valid arguments are ..."
+ * for a key one or two edits from one of the table's, as for a mode.
+ */
+static void explain_unknown(const char *arg, size_t keylen, char *why, size_t whylen)
+{
+	char key[EXTC_TEXT_DISTANCE_MAX + 1], lead[96];
+	const char *hint = NULL;
+	size_t i, best = 3;
+
+	if (keylen > 0 && keylen <= EXTC_TEXT_DISTANCE_MAX) {
+		memcpy(key, arg, keylen);
+		key[keylen] = '\0';
+		for (i = 0; i < CONFIG_KEY_COUNT; i++) {
+			size_t dist = extc_text_edit_distance(key, config_keys[i].name);
+
+			if (dist < best) {
+				best = dist;
+				hint = config_keys[i].name;
+			}
+		}
+	}
+	if (hint != NULL)
+		extc_fmt(lead, sizeof(lead), "unknown argument (did you mean '%s='?)", hint);
+	else
+		extc_fmt(lead, sizeof(lead), "unknown argument");
+	explain_keys(lead, why, whylen);
+}
+
 /* The table entry for the key of length 'keylen' at the start of 'arg', or NULL. */
 static const struct config_key *find_key(const char *arg, size_t keylen)
 {
@@ -379,7 +408,7 @@ static int apply_arg(struct extc_config *cfg, const char *arg, unsigned *seen,
 	}
 	key = find_key(arg, (size_t)(eq - arg));
 	if (key == NULL) {
-		explain_keys("unknown argument", reason, reasonlen);
+		explain_unknown(arg, (size_t)(eq - arg), reason, reasonlen);
 		return (-1);
 	}
 	if (key->parse(cfg, eq + 1, reason, reasonlen) < 0)
@@ -428,4 +457,24 @@ int extc_config_parse(struct extc_config *cfg, int ac, char **av, char *why, siz
 		return (-1);
 	}
 	return (0);
+}
+
+void extc_config_describe(const struct extc_config *cfg, int ac, char **av, char *buf,
+			  size_t len)
+{
+	char shown[4 * EXTC_BASE_MAX + 1];
+	int i;
+
+	extc_escape(cfg->base, EXTC_BASE_MAX, shown, sizeof(shown));
+	extc_fmt(buf, len, "base=%s default=%s pool=%s", shown, extc_mode_name(cfg->default_mode),
+		 cfg->pool ? "node" : "off");
+	for (i = 0; i < ac; i++) {
+		size_t used = strlen(buf);
+
+		if (extc_has_prefix(av[i], "base=") || extc_has_prefix(av[i], "default=") ||
+		    extc_has_prefix(av[i], "pool="))
+			continue;
+		extc_escape(av[i], 200, shown, sizeof(shown));
+		extc_fmt(buf + used, len - used, " %s", shown);
+	}
 }

@@ -61,6 +61,14 @@ struct extc_config {
  */
 int extc_config_parse(struct extc_config *cfg, int ac, char **av, char *why, size_t whylen);
 
+/*
+ * The arguments in effect, for the line slurmd logs at its start: base=,
+ * default= and pool= always, then every other argument of av as given
+ * (escaped), as those are the ones that differ from their defaults.
+ */
+void extc_config_describe(const struct extc_config *cfg, int ac, char **av, char *buf,
+			  size_t len);
+
 /* Validation of single values, shared with the option parser and fuzzers. */
 int extc_config_check_base(const char *base, char *why, size_t whylen);
 int extc_config_parse_size(const char *value, uint64_t *out, char *why, size_t whylen);

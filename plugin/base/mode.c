@@ -20,36 +20,6 @@ const char *extc_mode_name(enum extc_mode mode)
 	return (mode_names[mode]);
 }
 
-/* Optimal string alignment distance, capped: small inputs only. */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t d[EXTC_MODE_VALUE_MAX + 1][EXTC_MODE_VALUE_MAX + 1];
-	size_t i, j;
-
-	if (la > EXTC_MODE_VALUE_MAX || lb > EXTC_MODE_VALUE_MAX)
-		return ((size_t)-1);
-	for (i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (i = 1; i <= la; i++) {
-		for (j = 1; j <= lb; j++) {
-			size_t cost = (a[i - 1] == b[j - 1]) ? 0 : 1;
-			size_t best = d[i - 1][j] + 1;
-
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + cost < best)
-				best = d[i - 1][j - 1] + cost;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	}
-	return (d[la][lb]);
-}
 
 int extc_mode_parse(const char *value, const char *what, enum extc_mode *mode,
 		    char *why, size_t whylen)
@@ -67,7 +37,7 @@ int extc_mode_parse(const char *value, const char *what, enum extc_mode *mode,
 				*mode = (enum extc_mode)i;
 				return (0);
 			}
-			dist = edit_distance(value, mode_names[i]);
+			dist = extc_text_edit_distance(value, mode_names[i]);
 			if (dist < best) {
 				best = dist;
 				hint = mode_names[i];

@@ -93,3 +93,34 @@ bool extc_has_prefix(const char *str, const char *prefix)
 {
 	return (strncmp(str, prefix, strlen(prefix)) == 0);
 }
+
+/* Optimal string alignment distance: a table on the stack, so small inputs only. */
+size_t extc_text_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t d[EXTC_TEXT_DISTANCE_MAX + 1][EXTC_TEXT_DISTANCE_MAX + 1];
+	size_t i, j;
+
+	if (la > EXTC_TEXT_DISTANCE_MAX || lb > EXTC_TEXT_DISTANCE_MAX)
+		return ((size_t)-1);
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		for (j = 1; j <= lb; j++) {
+			size_t cost = (a[i - 1] == b[j - 1]) ? 0 : 1;
+			size_t best = d[i - 1][j] + 1;
+
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + cost < best)
+				best = d[i - 1][j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	}
+	return (d[la][lb]);
+}

@@ -43,4 +43,14 @@ int extc_parse_u32(const char *s, uint32_t max, uint32_t *out);
 /* Does 'str' start with 'prefix'? */
 bool extc_has_prefix(const char *str, const char *prefix);
 
+/* Strings this long at most are compared by extc_text_edit_distance (a mode, a plugstack key). */
+#define EXTC_TEXT_DISTANCE_MAX 32
+
+/*
+ * How many single-character edits (insert, delete, replace, swap two
+ * neighbours) turn 'a' into 'b', for "did you mean" hints; (size_t)-1 when
+ * either is longer than EXTC_TEXT_DISTANCE_MAX.
+ */
+size_t extc_text_edit_distance(const char *a, const char *b);
+
 #endif /* EXTC_TEXT_H_ */

@@ -24,6 +24,10 @@
 #include "pool/pool_job.h"
 #include "base/text.h"
 
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"	/* built outside autotools */
+#endif
+
 static int node_policy(const struct extc_config *cfg, struct extc_fs_policy *pol, char *node,
 		       size_t nodelen)
 {
@@ -149,6 +153,9 @@ int extc_slurmd_init(spank_t sp, int ac, char **av)
 		extc_error("%s", why);
 		return (-1);
 	}
+	/* one line at the daemon's start: which plugin, and what it was told */
+	extc_config_describe(&cfg, ac, av, why, sizeof(why));
+	extc_info("slurmd: version %s loaded: %s", PACKAGE_VERSION, why);
 	if (node_policy(&cfg, &pol, node, sizeof(node)) < 0)
 		return (0);
 	if (extc_tree_prepare_base(&tree, why, sizeof(why)) < 0) {

@@ -464,13 +464,37 @@ static void test_bad_value_of_every_key_names_key_and_value(void **state)
 	expect_refused("allow_shared_fs=perhaps", "expected yes or no");
 }
 
+/* The line slurmd logs at its start: base, default and pool always, the rest as given. */
+static void test_describe(void **state)
+{
+	char *av[] = { (char *)"pool_ttl=3", (char *)"base=/var/tmp/x", (char *)"default=local",
+		       (char *)"seed=/home/%u/jit" };
+	struct extc_config cfg;
+	char why[512], line[512];
+
+	(void)state;
+	assert_int_equal(extc_config_parse(&cfg, 0, NULL, why, sizeof(why)), 0);
+	extc_config_describe(&cfg, 0, NULL, line, sizeof(line));
+	assert_string_equal(line, "base=/tmp/ext-cache default=off pool=off");
+	assert_int_equal(extc_config_parse(&cfg, 4, av, why, sizeof(why)), 0);
+	extc_config_describe(&cfg, 4, av, line, sizeof(line));
+	assert_string_equal(line, "base=/var/tmp/x default=local pool=off pool_ttl=3 "
+			    "seed=/home/%u/jit");
+}
+
 static void test_unknown_key(void **state)
 {
 	(void)state;
 	expect_refused("bsae=/x", "unknown argument");
 	expect_refused("bsae=/x", "base=");		/* the valid keys are listed */
-	expect_refused("bsae=/x", "unknown argument; valid arguments are base=, default=, vars=, "
-		       "on_error=, allow_shared_fs=, seed=, seed_max=, seed_timeout=, publish_timeout=");
+	expect_refused("bsae=/x", "unknown argument (did you mean 'base='?); valid arguments are "
+		       "base=, default=, vars=, on_error=, allow_shared_fs=, seed=, seed_max=, "
+		       "seed_timeout=, publish_timeout=");
+	/* a misspelt key gets the nearest one, as a misspelt mode does; a far one gets none */
+	expect_refused("defualt=off", "unknown argument (did you mean 'default='?)");
+	expect_refused("pool_ttll=3", "unknown argument (did you mean 'pool_ttl='?)");
+	expect_refused("mode=local", "unknown argument; valid arguments are base=");
+	expect_refused("bas=/var/tmp/x", "(did you mean 'base='?)");
 	expect_refused("bsae", "not of the form key=value; valid arguments are base=, default=, "
 		       "vars=, on_error=, allow_shared_fs=, seed=, seed_max=, seed_timeout=, "
 		       "publish_timeout=");
@@ -1014,6 +1038,7 @@ int main(void)
 		cmocka_unit_test(test_on_error_values),
 		cmocka_unit_test(test_allow_shared_fs_values),
 		cmocka_unit_test(test_bad_value_of_every_key_names_key_and_value),
+		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_unknown_key),
 		cmocka_unit_test(test_argument_without_equals),
 		cmocka_unit_test(test_duplicate_keys),

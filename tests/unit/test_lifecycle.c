@@ -1091,6 +1091,10 @@ static void test_noexec_base_fails_or_runs_without(void **state)
 	fake_reset(S_CTX_SLURMD, &step0);
 	assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
 	fake_wait_background();
+	/* one line at its start says which plugin and what it was told */
+	assert_true(fake_log_has("info", "slurmd: version "));
+	assert_true(fake_log_has("info", " loaded: base="));
+	assert_true(fake_log_has("info", "/base default=off pool=off"));
 	assert_true(fake_log_has("error", "noexec"));
 	assert_true(fake_log_has("error", mnt));
 
