@@ -14,8 +14,9 @@
  * trusted.ext-cache.<name> of <base>[/<node>]/.trash (root's, 0700; only
  * root may set a trusted attribute), so the base holds no file more.
  * True, and the stamp set to 'now', when that was at least 'interval_s'
- * ago (or never) and no other process has the trash locked at this moment;
- * false otherwise and on any doubt (no trash yet, the lock busy). Where
+ * ago (or never) and no other process is reading or setting a stamp of
+ * the node at this moment (a lock of the stamp's own, never the emptier's:
+ * fs_stamp.c); false otherwise and on any doubt (the lock busy). Where
  * the filesystem keeps no extended attributes, always true: the caller's
  * own bound per call is then the only one.
  */

@@ -23,10 +23,12 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "base/config.h"
 #include "fs/fs_ident.h"
+#include "fs/fs_stamp.h"
 #include "fs/fs_sweep.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
@@ -1411,6 +1413,129 @@ static void test_sweep_counts_only_what_it_removed(void **state)
 	}
 }
 
+/* ---- the sweep's stamp (fs_stamp.h) ----------------------------------------------------------------------------------- */
+
+#define STAMP_NAME "test"
+#define STAMP_INTERVAL_S 60
+
+/* A descriptor of 'rel' (below the fixture's root) locked LOCK_EX, as an emptier or a stamp holds it. */
+static int hold_lock(struct fx *fx, const char *rel)
+{
+	char p[PATH_MAX];
+	int fd = open(path_of(fx, p, rel), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	return (fd);
+}
+
+static long long stamp_value(struct fx *fx)
+{
+	char p[PATH_MAX], text[32];
+	ssize_t n = getxattr(path_of(fx, p, "base/.trash"), "trusted.ext-cache." STAMP_NAME, text,
+			     sizeof(text) - 1);
+
+	assert_true(n > 0);
+	text[n] = '\0';
+	return (strtoll(text, NULL, 10));
+}
+
+/*
+ * Review 4: an emptier holds the trash's lock for its whole run; the
+ * stamp, which took the same lock, was never due meanwhile, and no sweep
+ * asked slurmctld anything. Now the stamp has a lock of its own.
+ */
+static void test_stamp_due_while_an_emptier_holds_the_trash(void **state)
+{
+	struct fx *fx = *state;
+	char why[1024];
+	int emptier, stamper;
+
+	assert_int_equal(prepare_base(fx, why), 0);
+	assert_true(extc_stamp_due(&fx->tree, STAMP_NAME, STAMP_INTERVAL_S, 1000));
+	assert_no_fd_leak(fx);
+	emptier = hold_lock(fx, "base/.trash");
+	/* the emptier's run: the trash is busy, the stamp is not */
+	assert_false(extc_stamp_due(&fx->tree, STAMP_NAME, STAMP_INTERVAL_S, 1030));
+	assert_true(extc_stamp_due(&fx->tree, STAMP_NAME, STAMP_INTERVAL_S, 1060));
+	assert_false(extc_stamp_due(&fx->tree, STAMP_NAME, STAMP_INTERVAL_S, 1061));
+	assert_int_equal(stamp_value(fx), 1060);
+	/* a second emptier still finds the trash taken: the stamp left the emptier's lock alone */
+	{
+		struct extc_rm_report rep;
+
+		assert_int_equal(extc_trash_empty(&fx->tree, &rep, why, sizeof(why)), 0);
+		assert_int_equal(rep.removed + rep.failed, 0);
+	}
+	close(emptier);
+	/* another caller in the middle of its stamp holds the stamp's lock: not due, on doubt */
+	stamper = hold_lock(fx, "base");
+	assert_false(extc_stamp_due(&fx->tree, STAMP_NAME, STAMP_INTERVAL_S, 2000));
+	assert_int_equal(stamp_value(fx), 1060);
+	close(stamper);
+	assert_true(extc_stamp_due(&fx->tree, STAMP_NAME, STAMP_INTERVAL_S, 2000));
+	assert_no_fd_leak(fx);
+}
+
+/*
+ * A base its group or others may read (an admin's 0755) could be opened
+ * and locked by any user: the stamp takes the trash's lock there, as
+ * before, never the base's.
+ */
+static void test_stamp_on_a_readable_base_takes_the_trashs_lock(void **state)
+{
+	struct fx *fx = *state;
+	char why[1024];
+	int fd;
+
+	assert_int_equal(prepare_base(fx, why), 0);
+	assert_int_equal(chmod(fx->base, 0755), 0);
+	assert_true(extc_stamp_due(&fx->tree, STAMP_NAME, STAMP_INTERVAL_S, 1000));
+	fd = hold_lock(fx, "base");	/* a user's hold on the base changes nothing */
+	assert_true(extc_stamp_due(&fx->tree, STAMP_NAME, STAMP_INTERVAL_S, 1060));
+	close(fd);
+	fd = hold_lock(fx, "base/.trash");
+	assert_false(extc_stamp_due(&fx->tree, STAMP_NAME, STAMP_INTERVAL_S, 1120));
+	close(fd);
+	assert_int_equal(stamp_value(fx), 1060);
+}
+
+/* Epilogs of one node racing for a stamp that is due: one of them takes it, once. */
+static void test_racing_callers_take_the_stamp_once(void **state)
+{
+	struct fx *fx = *state;
+	enum { RACERS = 8 };
+	pid_t pids[RACERS];
+	char why[1024], go;
+	int gate[2], i, taken = 0;
+
+	assert_int_equal(prepare_base(fx, why), 0);
+	assert_true(extc_stamp_due(&fx->tree, STAMP_NAME, STAMP_INTERVAL_S, 1000));
+	assert_int_equal(pipe(gate), 0);
+	for (i = 0; i < RACERS; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0) {
+			close(gate[1]);
+			if (read(gate[0], &go, 1) != 0)	/* EOF: all start together */
+				_exit(2);
+			_exit(extc_stamp_due(&fx->tree, STAMP_NAME, STAMP_INTERVAL_S, 1100) ? 0 : 1);
+		}
+	}
+	close(gate[0]);
+	close(gate[1]);
+	for (i = 0; i < RACERS; i++) {
+		int status;
+
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) <= 1);
+		taken += WEXITSTATUS(status) == 0;
+	}
+	assert_int_equal(taken, 1);
+	assert_int_equal(stamp_value(fx), 1100);
+	assert_no_fd_leak(fx);
+}
+
 /* ---- concurrency ------------------------------------------------------------------------------------------------------ */
 
 /* Many tasks of one job start at once in job mode: all get the one directory. */
@@ -1588,6 +1713,9 @@ int main(void)
 		FS_TEST(test_sweep_refuses_a_squatted_base),
 		FS_TEST(test_sweep_node_level),
 		FS_TEST(test_sweep_counts_only_what_it_removed),
+		FS_TEST(test_stamp_due_while_an_emptier_holds_the_trash),
+		FS_TEST(test_stamp_on_a_readable_base_takes_the_trashs_lock),
+		FS_TEST(test_racing_callers_take_the_stamp_once),
 		FS_TEST(test_concurrent_job_mode_creates),
 		FS_TEST(test_create_races_epilogs_of_other_jobs),
 		FS_TEST(test_mount_namespace_identity),
