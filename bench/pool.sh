@@ -144,7 +144,7 @@ pool_seed_runs() {
             fi
         done
     done
-    tail -n +"$((logged + 1))" "$(lab_log n1)" | grep -a 'node pool: seeded .* took [0-9]* entries by rename' |
+    tail -n +"$((logged + 1))" "$(lab_log n1)" | grep -aE 'node pool: seeded .* took [0-9]* entr(y|ies) by rename' |
         awk -v fs="${fstype:-unknown}" '{ sub(/.*ext-cache: /, ""); print fs, $0 }' >>"$DATA/pool-seed.txt"
 }
 pool_seed_runs disk || exit 1

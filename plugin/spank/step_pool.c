@@ -218,9 +218,9 @@ void extc_step_pool_seed(struct extc_step *s, bool seed_named)
 	extc_warm_data_size_text(r->st.bytes, size, sizeof(size));
 	report_seed(s, r);
 	if (r->seed == EXTC_SEED_DONE)
-		extc_verbose("node pool: seeded %s from key %s: took %llu entries by rename (no "
+		extc_verbose("node pool: seeded %s from key %s: took %llu %s by rename (no "
 			     "copy) in %.3f s", leaf_path, pool->key, (unsigned long long)r->st.files,
-			     (double)r->ns / 1e9);
+			     r->st.files == 1 ? "entry" : "entries", (double)r->ns / 1e9);
 	else if (r->seed == EXTC_SEED_REFUSED)
 		extc_info("node pool: not seeded, the step starts cold: %s", r->seed_why);
 }

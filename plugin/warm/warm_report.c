@@ -79,13 +79,14 @@ void extc_warm_report_line(const struct extc_warm_report *r, const char *node, c
 	switch (r->kind) {
 	case EXTC_WARM_REPORT_WARM:
 		extc_warm_data_size_text(r->bytes, size, sizeof(size));
-		(void)extc_fmt(buf, len, "node %s: warm: seeded %llu files, %s, from %s in %.3f s",
-			       node, (unsigned long long)r->files, size, r->where, (double)r->ns / 1e9);
+		(void)extc_fmt(buf, len, "node %s: warm: seeded %llu %s, %s, from %s in %.3f s",
+			       node, (unsigned long long)r->files, r->files == 1 ? "file" : "files",
+			       size, r->where, (double)r->ns / 1e9);
 		return;
 	case EXTC_WARM_REPORT_TAKEN:
-		(void)extc_fmt(buf, len, "node %s: warm: took %llu entries from %s in %.3f s "
-			       "(renamed in, no copy)", node, (unsigned long long)r->files, r->where,
-			       (double)r->ns / 1e9);
+		(void)extc_fmt(buf, len, "node %s: warm: took %llu %s from %s in %.3f s "
+			       "(renamed in, no copy)", node, (unsigned long long)r->files,
+			       r->files == 1 ? "entry" : "entries", r->where, (double)r->ns / 1e9);
 		return;
 	case EXTC_WARM_REPORT_KEPT:
 		(void)extc_fmt(buf, len, "node %s: warm: the job's directory already holds what an "

@@ -28,6 +28,15 @@ static void test_warm_from_the_pool(void **state)
 	extc_warm_report_line(&r, "n1", line, sizeof(line));
 	assert_string_equal(line, "node n1: warm: took 3 entries from the node pool (key "
 			    "41068273...) in 0.001 s (renamed in, no copy)");
+	/* one is one: "1 entry", "1 file" */
+	extc_warm_report_taken(&r, where, 1, 1000000);
+	extc_warm_report_line(&r, "n1", line, sizeof(line));
+	assert_string_equal(line, "node n1: warm: took 1 entry from the node pool (key "
+			    "41068273...) in 0.001 s (renamed in, no copy)");
+	extc_warm_report_warm(&r, where, 1, 100, 12000000);
+	extc_warm_report_line(&r, "n1", line, sizeof(line));
+	assert_string_equal(line, "node n1: warm: seeded 1 file, 100 bytes, from "
+			    "the node pool (key 41068273...) in 0.012 s");
 }
 
 static void test_cold_says_why_and_the_latest_record_decides(void **state)
