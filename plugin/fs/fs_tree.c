@@ -320,16 +320,19 @@ static bool same_dir(const struct extc_ident *a, const struct extc_ident *b)
 
 /*
  * The job level's path walked down to (as every walk: nothing followed or
- * crossed, nothing made) and compared with the level 'job_fd' holds; then
- * the leaf below the held level, from memory, compared with 'leaf_id'. 'w'
+ * crossed, nothing made) and compared with the level h->job_fd holds;
+ * then the leaf below the held level, from memory, compared with h->leaf_id. 'w'
  * stays open for the caller (its node level for the trash), 'leaf' gets
  * the leaf's name (EXTC_NAME_LEN).
  */
-static enum extc_tree_held_result held_walk(struct extc_level_walk *w, const struct extc_ids *ids,
-					    enum extc_mode mode, int job_fd,
-					    const struct extc_ident *leaf_id, char *leaf,
+static enum extc_tree_held_result held_walk(struct extc_level_walk *w,
+					    const struct extc_tree_held *h, char *leaf,
 					    char *why, size_t whylen)
 {
+	const struct extc_ids *ids = h->ids;
+	const struct extc_ident *leaf_id = h->leaf_id;
+	int job_fd = h->job_fd;
+	enum extc_mode mode = h->mode;
 	struct extc_ident held, at_path, seen;
 	enum extc_level_result opened;
 
@@ -373,26 +376,21 @@ static enum extc_tree_held_result held_walk(struct extc_level_walk *w, const str
 }
 
 enum extc_tree_held_result extc_tree_held_check(const struct extc_tree *tree,
-						const struct extc_ids *ids, enum extc_mode mode,
-						int job_fd, const struct extc_ident *leaf_id,
-						char *why, size_t whylen)
+						const struct extc_tree_held *h, char *why, size_t whylen)
 {
 	char leaf[EXTC_NAME_LEN];
 	struct extc_level_walk w;
 	enum extc_tree_held_result rv;
 
 	extc_level_walk_init(&w, tree);
-	rv = held_walk(&w, ids, mode, job_fd, leaf_id, leaf, why, whylen);
+	rv = held_walk(&w, h, leaf, why, whylen);
 	extc_level_walk_close(&w);
 	return (rv);
 }
 
 enum extc_tree_held_result extc_tree_remove_held_leaf(const struct extc_tree *tree,
-						      const struct extc_ids *ids,
-						      enum extc_mode mode, int job_fd,
-						      const struct extc_ident *leaf_id,
-						      struct extc_rm_report *report, char *why,
-						      size_t whylen)
+						      const struct extc_tree_held *h,
+						      struct extc_rm_report *report, char *why, size_t whylen)
 {
 	char leaf[EXTC_NAME_LEN], text[512], ignored[256];
 	struct extc_rm_limits limits;
@@ -403,9 +401,9 @@ enum extc_tree_held_result extc_tree_remove_held_leaf(const struct extc_tree *tr
 
 	memset(report, 0, sizeof(*report));
 	extc_level_walk_init(&w, tree);
-	rv = held_walk(&w, ids, mode, job_fd, leaf_id, leaf, why, whylen);
+	rv = held_walk(&w, h, leaf, why, whylen);
 	if (rv != EXTC_TREE_HELD_OURS ||
-	    extc_remove_tree_at_ident(job_fd, leaf, leaf_id,
+	    extc_remove_tree_at_ident(h->job_fd, leaf, h->leaf_id,
 				      extc_fs_policy_rm_limits(tree->pol, &limits), report) == 0)
 		goto out;
 	if (report->stopped == extc_rm_not_expected) {
@@ -424,9 +422,9 @@ enum extc_tree_held_result extc_tree_remove_held_leaf(const struct extc_tree *tr
 	 * only have replaced it by first removing this half-emptied one.
 	 */
 	if (report->stopped != NULL && report->failed == 0 &&
-	    extc_ident_at(job_fd, leaf, &seen) == 0 && same_dir(&seen, leaf_id) &&
+	    extc_ident_at(h->job_fd, leaf, &seen) == 0 && same_dir(&seen, h->leaf_id) &&
 	    extc_trash_open(&w, true, &trashfd, ignored, sizeof(ignored)) == EXTC_LEVEL_FOUND &&
-	    extc_trash_move(job_fd, leaf, trashfd, leaf) == 0)
+	    extc_trash_move(h->job_fd, leaf, trashfd, leaf) == 0)
 		extc_fmt(why, whylen, "%s/%s: %s; moved what is left to %s", w.path, leaf, text,
 			 EXTC_TRASH_NAME);
 out:

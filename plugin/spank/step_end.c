@@ -46,18 +46,22 @@ static bool ours(const struct extc_step *s, enum extc_tree_held_result res, cons
 	return (res == EXTC_TREE_HELD_OURS);
 }
 
-static const struct extc_ident *leaf_id(const struct extc_step *s)
+/* What the end holds of what its step made: the job level, the leaf's identity. */
+static struct extc_tree_held held(const struct extc_step *s)
 {
-	return (s->leaf_id_known ? &s->leaf_id : NULL);
+	return ((struct extc_tree_held){
+		.ids = &s->ids, .mode = s->choice.mode, .job_fd = s->hold_fd,
+		.leaf_id = s->leaf_id_known ? &s->leaf_id : NULL,
+	});
 }
 
 /* Before a late action by path (a publish, a put-back): the check alone. */
 static bool still_ours(const struct extc_step *s)
 {
+	const struct extc_tree_held h = held(s);
 	char why[EXTC_WHY_MAX];
 
-	return (ours(s, extc_tree_held_check(&s->tree, &s->ids, s->choice.mode, s->hold_fd,
-					     leaf_id(s), why, sizeof(why)), why));
+	return (ours(s, extc_tree_held_check(&s->tree, &h, why, sizeof(why)), why));
 }
 
 /*
@@ -68,13 +72,13 @@ static bool still_ours(const struct extc_step *s)
  */
 static void remove_leaf(const struct extc_step *s)
 {
+	const struct extc_tree_held h = held(s);
 	struct extc_rm_report report;
 	char why[EXTC_WHY_MAX], text[256];
 	uint64_t t0 = extc_clock_monotonic_ns();
 	enum extc_tree_held_result res;
 
-	res = extc_tree_remove_held_leaf(&s->tree, &s->ids, s->choice.mode, s->hold_fd,
-					 leaf_id(s), &report, why, sizeof(why));
+	res = extc_tree_remove_held_leaf(&s->tree, &h, &report, why, sizeof(why));
 	if (res == EXTC_TREE_HELD_REFUSED) {
 		extc_error("removing %s: %s (the job epilog tries again)", s->leaf_path, why);
 		return;

@@ -967,61 +967,58 @@ static void test_remove_held_leaf_only_the_step_made(void **state)
 	struct extc_ident id;
 	char leaf[PATH_MAX], away[PATH_MAX], job[PATH_MAX], f[PATH_MAX], why[1024];
 	struct extc_ids ids = fx->ids;
-	int hold;
+	struct extc_tree_held h = { .ids = &ids, .mode = EXTC_MODE_LOCAL, .leaf_id = &id };
 
 	/* the leaf replaced below the same job level */
-	hold = held_step(fx, 0, leaf, &id);
-	assert_int_equal(extc_tree_held_check(&fx->tree, &ids, EXTC_MODE_LOCAL, hold, &id, why,
-					      sizeof(why)), EXTC_TREE_HELD_OURS);
-	assert_int_equal(extc_tree_held_check(&fx->tree, &ids, EXTC_MODE_LOCAL, hold, NULL, why,
-					      sizeof(why)), EXTC_TREE_HELD_REFUSED);
+	h.job_fd = held_step(fx, 0, leaf, &id);
+	assert_int_equal(extc_tree_held_check(&fx->tree, &h, why, sizeof(why)), EXTC_TREE_HELD_OURS);
+	h.leaf_id = NULL;
+	assert_int_equal(extc_tree_held_check(&fx->tree, &h, why, sizeof(why)),
+			 EXTC_TREE_HELD_REFUSED);
+	h.leaf_id = &id;
 	assert_int_equal(rename(leaf, path_of(fx, away, "away0")), 0);
 	make_new_run_dir(leaf, 0700, USER_UID, "second_run");
-	assert_int_equal(extc_tree_held_check(&fx->tree, &ids, EXTC_MODE_LOCAL, hold, &id, why,
-					      sizeof(why)), EXTC_TREE_HELD_REPLACED);
+	assert_int_equal(extc_tree_held_check(&fx->tree, &h, why, sizeof(why)),
+			 EXTC_TREE_HELD_REPLACED);
 	assert_non_null(strstr(why, "another directory has its path"));
-	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &ids, EXTC_MODE_LOCAL, hold, &id,
-						    &rep, why, sizeof(why)),
+	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &h, &rep, why, sizeof(why)),
 			 EXTC_TREE_HELD_REPLACED);
 	assert_int_equal(rep.removed, 0);
 	pathf(f, "%s/second_run", leaf);
 	assert_true(fsfx_exists(f));
 	/* the engine's own look, for a name replaced after the check */
-	assert_int_equal(extc_remove_tree_at_ident(hold, "0", &id, NULL, &rep), -1);
+	assert_int_equal(extc_remove_tree_at_ident(h.job_fd, "0", &id, NULL, &rep), -1);
 	assert_ptr_equal(rep.stopped, extc_rm_not_expected);
 	assert_int_equal(rep.removed, 0);
 	assert_true(fsfx_exists(f));
-	close(hold);
+	close(h.job_fd);
 
 	/* nothing replaced: removed, and a second end finds nothing to do */
-	hold = held_step(fx, 1, leaf, &id);
+	h.job_fd = held_step(fx, 1, leaf, &id);
 	ids.stepid = 1;
 	pathf(f, "%s/a/built", leaf);
 	assert_int_equal(fsfx_write_at(AT_FDCWD, f, "x\n", 0600), 0);
-	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &ids, EXTC_MODE_LOCAL, hold, &id,
-						    &rep, why, sizeof(why)), EXTC_TREE_HELD_OURS);
+	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &h, &rep, why, sizeof(why)), EXTC_TREE_HELD_OURS);
 	assert_false(fsfx_exists(leaf));
-	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &ids, EXTC_MODE_LOCAL, hold, &id,
-						    &rep, why, sizeof(why)), EXTC_TREE_HELD_GONE);
-	close(hold);
+	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &h, &rep, why, sizeof(why)), EXTC_TREE_HELD_GONE);
+	close(h.job_fd);
 
 	/* the job level replaced, with a leaf of the same name below the new one */
-	hold = held_step(fx, 2, leaf, &id);
+	h.job_fd = held_step(fx, 2, leaf, &id);
 	ids.stepid = 2;
 	pathf(job, "%s", leaf);
 	*strrchr(job, '/') = '\0';
 	assert_int_equal(rename(job, path_of(fx, away, "away1")), 0);
 	make_new_run_dir(job, 0711, 0, NULL);
 	make_new_run_dir(leaf, 0700, USER_UID, "second_run");
-	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &ids, EXTC_MODE_LOCAL, hold, &id,
-						    &rep, why, sizeof(why)),
+	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &h, &rep, why, sizeof(why)),
 			 EXTC_TREE_HELD_REPLACED);
 	assert_non_null(strstr(why, "another job level has its path"));
 	pathf(f, "%s/second_run", leaf);
 	assert_true(fsfx_exists(f));
 	pathf(f, "%s/2", away);
 	assert_true(fsfx_exists(f));	/* the step's own, moved away with its level: the epilog's */
-	close(hold);
+	close(h.job_fd);
 	assert_no_fd_leak(fx);
 }
 
