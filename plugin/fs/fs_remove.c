@@ -223,6 +223,8 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 		extc_rmstack_note_failure(w, errno, name, 0);
 		return (false);
 	}
+	if (!extc_rmstack_top_expected(w, id))
+		return (false);
 	if (!S_ISDIR(id->mode)) {
 		if (unlinkat(parentfd, name, 0) == 0)
 			w->report->removed++;
@@ -250,6 +252,11 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 	case EXTC_OPEN_OK:
 		break;
 	}
+	/* the descriptor the walk goes down through, not only the name looked at above */
+	if (!extc_rmstack_top_expected(w, id)) {
+		close(*fd);
+		return (false);
+	}
 	if (!may_enter(parent_id.uid, id->uid)) {
 		close(*fd);
 		note_foreign(w, name);
@@ -261,6 +268,12 @@ static bool open_top(struct rm_walk *w, int parentfd, const char *name, int *fd,
 
 int extc_remove_tree_at(int parentfd, const char *name, const struct extc_rm_limits *limits,
 			struct extc_rm_report *report)
+{
+	return (extc_remove_tree_at_ident(parentfd, name, NULL, limits, report));
+}
+
+int extc_remove_tree_at_ident(int parentfd, const char *name, const struct extc_ident *expect,
+			      const struct extc_rm_limits *limits, struct extc_rm_report *report)
 {
 	struct extc_rm_limits defaults;
 	struct rm_walk w;
@@ -277,6 +290,7 @@ int extc_remove_tree_at(int parentfd, const char *name, const struct extc_rm_lim
 	w.limits = limits;
 	w.report = report;
 	w.parentfd = parentfd;
+	w.expect = expect;
 
 	/* one plain entry of parentfd, nothing that would resolve elsewhere */
 	if (name[0] == '\0' || extc_fdio_is_dot(name) || strchr(name, '/') != NULL) {

@@ -3,6 +3,7 @@
 #ifndef EXTC_FS_REMOVE_H_
 #define EXTC_FS_REMOVE_H_
 
+#include "fs/fs_ident.h"
 #include "fs/fs_rm.h"
 
 /*
@@ -22,5 +23,16 @@
  */
 int extc_remove_tree_at(int parentfd, const char *name, const struct extc_rm_limits *limits,
 			struct extc_rm_report *report);
+
+/*
+ * The same, for a top that must be the directory 'expect' (its device and
+ * inode): another entry of that name (a directory a later run made at the
+ * same path) is neither entered nor removed, and the walk stops with
+ * extc_rm_not_expected (fs_rm.h) as the report's reason. The identity is
+ * compared both on the name and on the descriptor the walk goes down
+ * through, so what is removed below the top is the expected directory's.
+ */
+int extc_remove_tree_at_ident(int parentfd, const char *name, const struct extc_ident *expect,
+			      const struct extc_rm_limits *limits, struct extc_rm_report *report);
 
 #endif /* EXTC_FS_REMOVE_H_ */

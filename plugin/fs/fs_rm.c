@@ -6,6 +6,8 @@
 #include "fs/fs_rm.h"
 #include "base/text.h"
 
+const char extc_rm_not_expected[] = "another directory has taken its name";
+
 void extc_rm_limits_default(struct extc_rm_limits *limits)
 {
 	limits->max_fds = 32;

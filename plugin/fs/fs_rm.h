@@ -35,6 +35,12 @@ struct extc_rm_report {
 
 void extc_rm_limits_default(struct extc_rm_limits *limits);
 
+/*
+ * The report's 'stopped' when the top of a removal was not the directory
+ * expected (extc_remove_tree_at_ident): compare the pointer.
+ */
+extern const char extc_rm_not_expected[];
+
 /* Record why a walk stops (the first reason wins); 'err' may be 0. */
 void extc_rm_report_stop(struct extc_rm_report *report, int err, const char *why);
 

@@ -127,14 +127,37 @@ static int rmw_reopen_parent(struct rm_walk *w)
 	return (0);
 }
 
+bool extc_rmstack_top_expected(struct rm_walk *w, const struct extc_ident *seen)
+{
+	if (w->expect == NULL ||
+	    (seen->dev == w->expect->dev && seen->ino == w->expect->ino))
+		return (true);
+	extc_rmstack_stop(w, extc_rm_not_expected);
+	return (false);
+}
+
 /* The deepest level is empty (or as empty as it gets): drop it from its parent. */
 void extc_rmstack_pop(struct rm_walk *w)
 {
 	struct rm_frame *f = &w->frames[w->depth - 1];
+	struct extc_ident seen;
 	int parentfd;
 
 	if (w->depth == 1) {
 		parentfd = w->parentfd;
+		/*
+		 * The top goes by name: look again that the name is still the
+		 * directory emptied. What remains is the instant between this
+		 * look and the rmdir, and rmdir takes only an empty directory.
+		 */
+		if (w->expect != NULL && extc_ident_at(parentfd, f->name, &seen) == 0 &&
+		    !extc_rmstack_top_expected(w, &seen)) {
+			closedir(f->dir);
+			f->dir = NULL;
+			free(f->name);
+			w->depth--;
+			return;
+		}
 	} else {
 		if (w->frames[w->depth - 2].dir == NULL && rmw_reopen_parent(w) < 0)
 			return;

@@ -4,6 +4,7 @@
 #define EXTC_FS_RMSTACK_H_
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -32,6 +33,7 @@ struct rm_walk {
 	struct extc_rm_report *report;
 	int parentfd;
 	struct extc_ident top;	/* the mount every removed entry must be on */
+	const struct extc_ident *expect;	/* the top must be this directory (dev, ino), or NULL */
 	struct rm_frame *frames;
 	size_t depth, frames_cap;
 	size_t lowest_open;	/* frames [lowest_open, depth) hold a DIR */
@@ -48,6 +50,12 @@ void extc_rmstack_note_failure(struct rm_walk *w, int err, const char *name, ino
 
 /* Close the shallowest open level, to be re-opened through ".." when the walk climbs back. */
 void extc_rmstack_evict_oldest(struct rm_walk *w);
+
+/*
+ * Is the top still the directory the walk was told to expect (w->expect)?
+ * true when nothing is expected; else the walk stops, touching nothing more.
+ */
+bool extc_rmstack_top_expected(struct rm_walk *w, const struct extc_ident *seen);
 
 /* Push an opened, verified directory; takes ownership of 'fd'. 0, or -1 with the walk stopped. */
 int extc_rmstack_push(struct rm_walk *w, int fd, const struct extc_ident *id, const char *name);

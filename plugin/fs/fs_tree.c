@@ -313,6 +313,127 @@ out:
 	return (rv);
 }
 
+static bool same_dir(const struct extc_ident *a, const struct extc_ident *b)
+{
+	return (a->dev == b->dev && a->ino == b->ino);
+}
+
+/*
+ * The job level's path walked down to (as every walk: nothing followed or
+ * crossed, nothing made) and compared with the level h->job_fd holds;
+ * then the leaf below the held level, from memory, compared with h->leaf_id. 'w'
+ * stays open for the caller (its node level for the trash), 'leaf' gets
+ * the leaf's name (EXTC_NAME_LEN).
+ */
+static enum extc_tree_held_result held_walk(struct extc_level_walk *w,
+					    const struct extc_tree_held *h, char *leaf,
+					    char *why, size_t whylen)
+{
+	const struct extc_ids *ids = h->ids;
+	const struct extc_ident *leaf_id = h->leaf_id;
+	int job_fd = h->job_fd;
+	enum extc_mode mode = h->mode;
+	struct extc_ident held, at_path, seen;
+	enum extc_level_result opened;
+
+	if (extc_layout_leaf_name(mode, ids->stepid, leaf, EXTC_NAME_LEN) < 0)
+		return (EXTC_TREE_HELD_GONE);
+	if (leaf_id == NULL || extc_ident_fd(job_fd, &held) < 0) {
+		extc_fmt(why, whylen, "%s", leaf_id == NULL ? "its identity was never recorded" :
+			 "the job level it holds cannot be identified");
+		return (EXTC_TREE_HELD_REFUSED);
+	}
+	opened = extc_level_open_top(w, false, why, whylen);
+	if (opened == EXTC_LEVEL_FOUND)
+		opened = extc_level_open_job(w, ids->uid, ids->jobid, false, why, whylen);
+	if (opened == EXTC_LEVEL_REFUSED)
+		return (EXTC_TREE_HELD_REFUSED);
+	if (opened == EXTC_LEVEL_ABSENT) {
+		extc_fmt(why, whylen, "the job level it holds is no longer at its path");
+		return (EXTC_TREE_HELD_REPLACED);
+	}
+	if (extc_ident_fd(w->job, &at_path) < 0) {
+		extc_fmt(why, whylen, "%s: cannot stat: %s", w->path, strerror(errno));
+		return (EXTC_TREE_HELD_REFUSED);
+	}
+	if (!same_dir(&held, &at_path)) {
+		extc_fmt(why, whylen, "%s: another job level has its path", w->path);
+		return (EXTC_TREE_HELD_REPLACED);
+	}
+	switch (extc_tree_leaf_ident_at(job_fd, w->path, mode, ids->stepid, &seen, why, whylen)) {
+	case EXTC_LEVEL_ABSENT:
+		return (EXTC_TREE_HELD_GONE);
+	case EXTC_LEVEL_REFUSED:
+		return (EXTC_TREE_HELD_REFUSED);
+	case EXTC_LEVEL_FOUND:
+		break;
+	}
+	if (!same_dir(&seen, leaf_id)) {
+		extc_fmt(why, whylen, "%s/%s: another directory has its path", w->path, leaf);
+		return (EXTC_TREE_HELD_REPLACED);
+	}
+	return (EXTC_TREE_HELD_OURS);
+}
+
+enum extc_tree_held_result extc_tree_held_check(const struct extc_tree *tree,
+						const struct extc_tree_held *h, char *why, size_t whylen)
+{
+	char leaf[EXTC_NAME_LEN];
+	struct extc_level_walk w;
+	enum extc_tree_held_result rv;
+
+	extc_level_walk_init(&w, tree);
+	rv = held_walk(&w, h, leaf, why, whylen);
+	extc_level_walk_close(&w);
+	return (rv);
+}
+
+enum extc_tree_held_result extc_tree_remove_held_leaf(const struct extc_tree *tree,
+						      const struct extc_tree_held *h,
+						      struct extc_rm_report *report, char *why, size_t whylen)
+{
+	char leaf[EXTC_NAME_LEN], text[512], ignored[256];
+	struct extc_rm_limits limits;
+	struct extc_level_walk w;
+	struct extc_ident seen;
+	int trashfd = -1;
+	enum extc_tree_held_result rv;
+
+	memset(report, 0, sizeof(*report));
+	extc_level_walk_init(&w, tree);
+	rv = held_walk(&w, h, leaf, why, whylen);
+	if (rv != EXTC_TREE_HELD_OURS ||
+	    extc_remove_tree_at_ident(h->job_fd, leaf, h->leaf_id,
+				      extc_fs_policy_rm_limits(tree->pol, &limits), report) == 0)
+		goto out;
+	if (report->stopped == extc_rm_not_expected) {
+		/* replaced between the check and the engine's own look: the engine left it */
+		extc_fmt(why, whylen, "%s/%s: another directory has its path", w.path, leaf);
+		rv = EXTC_TREE_HELD_REPLACED;
+		goto out;
+	}
+	rv = EXTC_TREE_HELD_REFUSED;
+	extc_rm_report_text(report, text, sizeof(text));
+	extc_fmt(why, whylen, "%s/%s: %s", w.path, leaf, text);
+	/*
+	 * Out of time: the rest to the trash in one rename, as
+	 * extc_tree_remove_leaf does, once the name is seen to be still the
+	 * step's leaf. Between that look and the rename a later run could
+	 * only have replaced it by first removing this half-emptied one.
+	 */
+	if (report->stopped != NULL && report->failed == 0 &&
+	    extc_ident_at(h->job_fd, leaf, &seen) == 0 && same_dir(&seen, h->leaf_id) &&
+	    extc_trash_open(&w, true, &trashfd, ignored, sizeof(ignored)) == EXTC_LEVEL_FOUND &&
+	    extc_trash_move(h->job_fd, leaf, trashfd, leaf) == 0)
+		extc_fmt(why, whylen, "%s/%s: %s; moved what is left to %s", w.path, leaf, text,
+			 EXTC_TRASH_NAME);
+out:
+	if (trashfd >= 0)
+		close(trashfd);
+	extc_level_walk_close(&w);
+	return (rv);
+}
+
 int extc_tree_remove_job(const struct extc_tree *tree, uid_t uid, uint32_t jobid,
 			 struct extc_rm_report *report, char *why, size_t whylen)
 {

@@ -53,6 +53,43 @@ int extc_tree_remove_leaf(const struct extc_tree *tree, const struct extc_ids *i
 			  enum extc_mode mode, struct extc_rm_report *report, char *why,
 			  size_t whylen);
 
+/*
+ * A step's late end acts on the directory its step made, not on a path: a
+ * requeued run of the job on this node may have made a new job level or
+ * leaf of the same path meanwhile, which is that run's. What the leaf
+ * below the job level the step holds ('job_fd', from extc_tree_create) is:
+ */
+enum extc_tree_held_result {
+	EXTC_TREE_HELD_OURS,	 /* the directory h->leaf_id names, and the held level is at its path */
+	EXTC_TREE_HELD_GONE,	 /* no leaf below the held level: nothing to act on */
+	EXTC_TREE_HELD_REPLACED, /* another directory has the path, a later run's ('why' says which) */
+	EXTC_TREE_HELD_REFUSED,	 /* cannot tell, or (for the removal) not all removed ('why') */
+};
+
+/* The step's end, as it reaches what the step made. */
+struct extc_tree_held {
+	const struct extc_ids *ids;
+	enum extc_mode mode;
+	int job_fd;				/* the job level the step holds */
+	const struct extc_ident *leaf_id;	/* the leaf as the step made it; NULL: unknown */
+};
+
+/* Check, acting on nothing; read from memory, as extc_tree_leaf_ident_at. */
+enum extc_tree_held_result extc_tree_held_check(const struct extc_tree *tree,
+						const struct extc_tree_held *h, char *why,
+						size_t whylen);
+
+/*
+ * Remove the step's leaf through the held job level, once the same check
+ * finds it the step's own (EXTC_TREE_HELD_OURS: removed). The removal
+ * engine compares the identity again on what it opens. Out of time, the
+ * rest goes to the trash, the identity looked at once more just before.
+ */
+enum extc_tree_held_result extc_tree_remove_held_leaf(const struct extc_tree *tree,
+						      const struct extc_tree_held *h,
+						      struct extc_rm_report *report,
+						      char *why, size_t whylen);
+
 /* Remove a job's tree (<base>/<uid>/<jobid>), and the user's level once empty. */
 int extc_tree_remove_job(const struct extc_tree *tree, uid_t uid, uint32_t jobid,
 			 struct extc_rm_report *report, char *why, size_t whylen);

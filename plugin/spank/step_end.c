@@ -28,17 +28,63 @@
 /* The step's detached end, as ps shows it (and the tests look for it). */
 #define EXTC_FINISHER_NAME "extc-finisher"
 
-/* A local-mode leaf goes at the end of its step; the epilog takes what is left. */
+/*
+ * Is the leaf below the job level the step holds still the directory it
+ * made, and that level still at its path? A requeued run of the job on
+ * this node may have made a new directory of the same path meanwhile: that
+ * one is the new run's, and is left to it. Said in one line when not.
+ */
+static bool ours(const struct extc_step *s, enum extc_tree_held_result res, const char *why)
+{
+	if (res == EXTC_TREE_HELD_REPLACED)
+		extc_info("the step's directory %s was replaced by a later run (%s): it is left to "
+			  "it; nothing of this step is published, pooled or removed", s->leaf_path,
+			  why);
+	else if (res == EXTC_TREE_HELD_REFUSED)
+		extc_error("the step's directory %s cannot be checked (%s): nothing of this step is "
+			   "published, pooled or removed; the job epilog takes it", s->leaf_path, why);
+	return (res == EXTC_TREE_HELD_OURS);
+}
+
+/* What the end holds of what its step made: the job level, the leaf's identity. */
+static struct extc_tree_held held(const struct extc_step *s)
+{
+	return ((struct extc_tree_held){
+		.ids = &s->ids, .mode = s->choice.mode, .job_fd = s->hold_fd,
+		.leaf_id = s->leaf_id_known ? &s->leaf_id : NULL,
+	});
+}
+
+/* Before a late action by path (a publish, a put-back): the check alone. */
+static bool still_ours(const struct extc_step *s)
+{
+	const struct extc_tree_held h = held(s);
+	char why[EXTC_WHY_MAX];
+
+	return (ours(s, extc_tree_held_check(&s->tree, &h, why, sizeof(why)), why));
+}
+
+/*
+ * A local-mode leaf goes at the end of its step, through the job level
+ * the step holds and only while it is the directory the step made (the
+ * engine compares its identity again on what it opens); the epilog takes
+ * what is left.
+ */
 static void remove_leaf(const struct extc_step *s)
 {
+	const struct extc_tree_held h = held(s);
 	struct extc_rm_report report;
 	char why[EXTC_WHY_MAX], text[256];
 	uint64_t t0 = extc_clock_monotonic_ns();
+	enum extc_tree_held_result res;
 
-	if (extc_tree_remove_leaf(&s->tree, &s->ids, s->choice.mode, &report, why, sizeof(why)) < 0) {
+	res = extc_tree_remove_held_leaf(&s->tree, &h, &report, why, sizeof(why));
+	if (res == EXTC_TREE_HELD_REFUSED) {
 		extc_error("removing %s: %s (the job epilog tries again)", s->leaf_path, why);
 		return;
 	}
+	if (!ours(s, res, why))
+		return;
 	extc_rm_report_text(&report, text, sizeof(text));
 	extc_verbose("removed %s: %s in %.3f ms", s->leaf_path, text,
 		     (double)(extc_clock_monotonic_ns() - t0) / 1e6);
@@ -176,7 +222,14 @@ struct end_arg {
  * locks) until it is done, so that neither the epilog's retirement nor an
  * eviction takes the directory or the key from under it. Publishes, and
  * for a local-mode leaf puts its builds back into the pool, lets the key
- * go and removes the leaf.
+ * go and removes the leaf: each only while the leaf is still the directory
+ * the step made (still_ours), looked at again after the publish, which
+ * can take publish_timeout. The publish and the put-back run as the user
+ * on the leaf's path (warm_path): a later run that replaces the leaf
+ * after the look and before or while such a child walks it is not seen.
+ * That child is the user's own, on the user's own files, so no privilege
+ * is had by it; but it could copy or move the new run's builds. The
+ * removal has no such window but the instant before its last rmdir.
  */
 static void finish(void *varg)
 {
@@ -186,9 +239,13 @@ static void finish(void *varg)
 	if (extc_background_cgroup_problem() != NULL)
 		extc_info("the step's publish and pool move: still in some of the job's cgroups (%s)",
 			  extc_background_cgroup_problem());
+	if (!still_ours(s))
+		return;
 	publish_warm(arg->sp, s);
 	if (s->choice.mode != EXTC_MODE_LOCAL)
 		return;
+	if (extc_step_warm_publishes(s) && !still_ours(s))
+		return;		/* the key is let go as this process ends */
 	put_back_pool(arg->sp, s);
 	extc_pool_hold_release(&s->pool.hold);	/* the key may be evicted from here on */
 	remove_leaf(s);

@@ -12,6 +12,9 @@
 #   - E3.2: the same for the helper of a job-mode job's epilog.
 #   - E3.7: a job-mode job whose steps hold different keys pools nothing;
 #     one whose steps share a key pools its builds under that key.
+#   - case 80: a job requeued onto n1 while its first run's end is held by
+#     a stopped helper: that end leaves the second run's directory, made
+#     at the same path, alone.
 # The helpers are caught by their process name: every process the plugin
 # starts after a hook has returned is named extc-finisher (a step's end) or
 # extc-epilog (the epilog's), and so are the user's children it starts.
@@ -180,5 +183,59 @@ stop_helper_while() {
     # both builds, under one key
     assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name 'from-one-*' -printf '%h\n' | sort -u | wc -l)" 1
     assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name 'from-one-*' | wc -l)" 2
+    itest_no_drain
+}
+
+# job_state_is JOB STATE / now_at_least SECONDS: conditions to poll for
+job_state_is() { [ "$(lab_job_state "$1")" = "$2" ]; }
+now_at_least() { [ "$(date +%s)" -ge "$1" ]; }
+
+@test "case 80: requeue onto the same node while the first run's end is held: the new run's directory is left to it" {
+    local job pending_at leaf
+    start_catcher extc-finisher
+    lab_user mkdir -p "$W/pub-rq"
+    cat >"$W/requeue.sh" <<JOB
+#!/bin/bash
+#SBATCH -N1 -w n1
+#SBATCH --requeue
+#SBATCH --ext-cache=local
+#SBATCH --ext-cache-publish=$W/pub-rq
+mkdir -p "\$TRITON_CACHE_DIR" && cd "\$TRITON_CACHE_DIR" || exit 1
+if [ "\${SLURM_RESTART_COUNT:-0}" = 0 ]; then
+    # enough entries that the first run's publish helper lives to be caught
+    seq $ENTRIES | xargs touch
+    echo "RUN0 \$SLURM_EXT_CACHE_DIR"
+    sleep 120    # until the test requeues it
+else
+    touch second_run
+    echo "RUN1 \$SLURM_EXT_CACHE_DIR"
+    # held until the test has looked (bounded: 120 s)
+    for _ in \$(seq 1200); do [ -e "$W/release.\$SLURM_JOB_ID" ] && break; sleep 0.1; done
+fi
+JOB
+    chmod 755 "$W/requeue.sh"
+    job=$(lab_user sbatch --parsable -o "$W/%j.out" --open-mode=append "$W/requeue.sh")
+    itest_poll 60 grep -qs '^RUN0' "$W/$job.out" || fail "job $job's first run never started"
+    # the first run's batch step ends: its end publishes, and the user's helper is stopped
+    lab_root scontrol requeue "$job"
+    itest_poll 60 caught || fail "nothing caught: $(cat "$BATS_FILE_TMPDIR/caught")"
+    read -ra HELPERS <<<"$(stopped_pids)"
+    itest_poll 30 all_stopped "${HELPERS[@]}" || fail "not stopped: ${HELPERS[*]}"
+    # the second run, on the same node, in a later second than the kill (as in test_lifecycle)
+    itest_poll 60 job_state_is "$job" PENDING || fail "job $job not pending again: $(lab_job_state "$job")"
+    pending_at=$(date +%s)
+    itest_poll 5 now_at_least $((pending_at + 2))
+    lab_root scontrol update jobid="$job" starttime=now 2>/dev/null
+    itest_poll 90 grep -qs '^RUN1' "$W/$job.out" || fail "job $job's second run never started"
+    leaf=$B/$ITEST_UID/$job/batch
+    lab_node n1 test -e "$leaf/triton/second_run" || fail "the second run's build is not in $leaf"
+    # the first run's end goes on: it finds the directory replaced and acts on nothing
+    kill -CONT "${HELPERS[@]}"
+    itest_poll 120 n1_log_has "job $job .*the step's directory .* was replaced by a later run" ||
+        fail "no replaced line: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
+    lab_node n1 test -e "$leaf/triton/second_run" || fail "the first run's end took the second run's directory"
+    [ -z "$(find "$W/pub-rq" -name second_run)" ] || fail "the second run's build was published by the first run's end"
+    touch "$W/release.$job"
+    lab_wait_job "$job" 120 >/dev/null
     itest_no_drain
 }

@@ -29,6 +29,7 @@
 #include "base/config.h"
 #include "fs/fs_ident.h"
 #include "fs/fs_stamp.h"
+#include "fs/fs_remove.h"
 #include "fs/fs_sweep.h"
 #include "fs/fs_trash.h"
 #include "fs/fs_tree.h"
@@ -928,6 +929,101 @@ static void test_remove_leaf_removes_only_that_leaf(void **state)
 	assert_true(fsfx_exists(leaf1));
 }
 
+/* A step's leaf made, its job level held and the leaf's identity recorded, as slurmstepd does. */
+static int held_step(struct fx *fx, uint32_t stepid, char *leaf, struct extc_ident *id)
+{
+	struct extc_ids ids = fx->ids;
+	char why[1024];
+	int hold = -1;
+
+	ids.stepid = stepid;
+	assert_int_equal(create_hold(fx, &ids, EXTC_MODE_LOCAL, leaf, why, &hold), 0);
+	assert_int_equal(extc_tree_leaf_ident_at(hold, fx->base, EXTC_MODE_LOCAL, stepid, id, why,
+						 sizeof(why)), EXTC_LEVEL_FOUND);
+	return (hold);
+}
+
+/* A new directory at 'path' with a file of the user's, as a requeued run makes it. */
+static void make_new_run_dir(const char *path, mode_t mode, uid_t uid, const char *file)
+{
+	char f[PATH_MAX];
+
+	assert_int_equal(mkdir(path, mode), 0);
+	assert_int_equal(chown(path, uid, uid == 0 ? 0 : USER_GID), 0);
+	if (file != NULL) {
+		pathf(f, "%s/%s", path, file);
+		assert_int_equal(fsfx_write_at(AT_FDCWD, f, "new run\n", 0600), 0);
+	}
+}
+
+/*
+ * A step's late end removes, through the job level it holds, the leaf it
+ * made and nothing else: a leaf (or a job level) a requeued run made at
+ * the same path is left whole; the engine compares the identity on what
+ * it opens too.
+ */
+static void test_remove_held_leaf_only_the_step_made(void **state)
+{
+	struct fx *fx = *state;
+	struct extc_rm_report rep;
+	struct extc_ident id;
+	char leaf[PATH_MAX], away[PATH_MAX], job[PATH_MAX], f[PATH_MAX], why[1024];
+	struct extc_ids ids = fx->ids;
+	struct extc_tree_held h = { .ids = &ids, .mode = EXTC_MODE_LOCAL, .leaf_id = &id };
+
+	/* the leaf replaced below the same job level */
+	h.job_fd = held_step(fx, 0, leaf, &id);
+	assert_int_equal(extc_tree_held_check(&fx->tree, &h, why, sizeof(why)), EXTC_TREE_HELD_OURS);
+	h.leaf_id = NULL;
+	assert_int_equal(extc_tree_held_check(&fx->tree, &h, why, sizeof(why)),
+			 EXTC_TREE_HELD_REFUSED);
+	h.leaf_id = &id;
+	assert_int_equal(rename(leaf, path_of(fx, away, "away0")), 0);
+	make_new_run_dir(leaf, 0700, USER_UID, "second_run");
+	assert_int_equal(extc_tree_held_check(&fx->tree, &h, why, sizeof(why)),
+			 EXTC_TREE_HELD_REPLACED);
+	assert_non_null(strstr(why, "another directory has its path"));
+	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &h, &rep, why, sizeof(why)),
+			 EXTC_TREE_HELD_REPLACED);
+	assert_int_equal(rep.removed, 0);
+	pathf(f, "%s/second_run", leaf);
+	assert_true(fsfx_exists(f));
+	/* the engine's own look, for a name replaced after the check */
+	assert_int_equal(extc_remove_tree_at_ident(h.job_fd, "0", &id, NULL, &rep), -1);
+	assert_ptr_equal(rep.stopped, extc_rm_not_expected);
+	assert_int_equal(rep.removed, 0);
+	assert_true(fsfx_exists(f));
+	close(h.job_fd);
+
+	/* nothing replaced: removed, and a second end finds nothing to do */
+	h.job_fd = held_step(fx, 1, leaf, &id);
+	ids.stepid = 1;
+	pathf(f, "%s/a/built", leaf);
+	assert_int_equal(fsfx_write_at(AT_FDCWD, f, "x\n", 0600), 0);
+	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &h, &rep, why, sizeof(why)), EXTC_TREE_HELD_OURS);
+	assert_false(fsfx_exists(leaf));
+	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &h, &rep, why, sizeof(why)), EXTC_TREE_HELD_GONE);
+	close(h.job_fd);
+
+	/* the job level replaced, with a leaf of the same name below the new one */
+	h.job_fd = held_step(fx, 2, leaf, &id);
+	ids.stepid = 2;
+	pathf(job, "%s", leaf);
+	*strrchr(job, '/') = '\0';
+	assert_int_equal(rename(job, path_of(fx, away, "away1")), 0);
+	make_new_run_dir(job, 0711, 0, NULL);
+	make_new_run_dir(leaf, 0700, USER_UID, "second_run");
+	assert_int_equal(extc_tree_remove_held_leaf(&fx->tree, &h, &rep, why, sizeof(why)),
+			 EXTC_TREE_HELD_REPLACED);
+	assert_non_null(strstr(why, "another job level has its path"));
+	pathf(f, "%s/second_run", leaf);
+	assert_true(fsfx_exists(f));
+	pathf(f, "%s/2", away);
+	assert_true(fsfx_exists(f));	/* the step's own, moved away with its level: the epilog's */
+	close(h.job_fd);
+	assert_no_fd_leak(fx);
+}
+
 static void test_remove_leaf_when_nothing_exists(void **state)
 {
 	struct fx *fx = *state;
@@ -1700,6 +1796,7 @@ int main(void)
 		FS_TEST(test_leaf_path_buffer_too_small_leaves_no_leaf),
 		FS_TEST(test_remove_leaf_removes_only_that_leaf),
 		FS_TEST(test_remove_leaf_when_nothing_exists),
+		FS_TEST(test_remove_held_leaf_only_the_step_made),
 		FS_TEST(test_remove_job_removes_that_job_only),
 		FS_TEST(test_remove_job_drops_the_empty_uid_level),
 		FS_TEST(test_remove_job_when_nothing_exists),

@@ -787,7 +787,7 @@ static void test_verbose_says_warm_or_cold(void **state)
 	pool_step(2, av, 1, true, NULL);
 	if (!told_start("warm:"))
 		fake_log_dump();
-	assert_true(told_start("warm: took 1 entries from the node pool (key "));
+	assert_true(told_start("warm: took 1 entry from the node pool (key "));
 	assert_false(told_start("cold:"));
 	assert_true(exists("%s/%d/77/1/torch_extensions/ext/ext.so", base, JOB_UID));
 	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
@@ -810,13 +810,13 @@ static void test_verbose_says_warm_or_cold(void **state)
 
 	/* the environment form, off with 0; the option wins over it */
 	pool_step(2, av, 3, false, "1");
-	assert_true(told_start("warm: took 1 entries"));
+	assert_true(told_start("warm: took 1 entry"));
 	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 	pool_step(2, av, 4, false, "0");
 	assert_false(told_start("warm:"));
 	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 	pool_step(2, av, 5, true, "0");
-	assert_true(told_start("warm: took 1 entries"));
+	assert_true(told_start("warm: took 1 entry"));
 	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 	run_epilog(2, av);
 }
@@ -1152,6 +1152,126 @@ static void test_noexec_job_namespace_fails_the_task(void **state)
 	assert_int_equal(exit_and_wait(NULL, 1, av), 0);
 }
 
+/*
+ * A user's directory 'leaf' holding one complete build, as a step (or a
+ * requeued run) leaves it: torch_extensions/<name>/<name>.so.
+ */
+static void make_build(const char *leaf, const char *name)
+{
+	char dir[PATH_MAX], so[64], file[PATH_MAX + 64];
+
+	snprintf(dir, sizeof(dir), "%s/torch_extensions/%s", leaf, name);
+	assert_int_equal(fsfx_mkdirs_path(dir), 0);
+	snprintf(so, sizeof(so), "%s.so", name);
+	assert_int_equal(fsfx_write_at(AT_FDCWD, fsfx_join(file, sizeof(file), dir, so), "ELF\n",
+				       0644), 0);
+	assert_int_equal(fsfx_chown_tree(leaf, JOB_UID, JOB_GID), 0);
+}
+
+/* The step 'stepid' of job 'jobid' up to its tasks, with publish and (in 'av') the pool. */
+static void late_end_step(int ac, char **av, uint32_t jobid, const char *pub, char *leaf,
+			  size_t len)
+{
+	struct fake_job job = step0;
+	gid_t groups[1] = { JOB_GID };
+
+	job.jobid = jobid;
+	fake_reset(S_CTX_REMOTE, &job);
+	fake_set_groups(groups, 1);
+	fake_env_set("SLURM_EXT_CACHE_KEY", "late-end");
+	if (pub != NULL)
+		fake_env_set("SLURM_EXT_CACHE_PUBLISH", pub);
+	start_step(ac, av, "local");
+	assert_int_equal(run_task_init(ac, av), 0);
+	snprintf(leaf, len, "%s/%d/%u/0", base, JOB_UID, jobid);
+	make_build(leaf, "first_run");
+}
+
+/*
+ * What a requeued run of the job on this node does to the first run's
+ * directory: its leaf (and with 'job_level', the job level too) moved out
+ * of the way, new ones made at the same paths, the new leaf holding the
+ * new run's build.
+ */
+static void requeue_over(const char *leaf, bool job_level)
+{
+	char level[PATH_MAX], away[PATH_MAX + 16];
+	static int n;
+
+	snprintf(level, sizeof(level), "%s", leaf);
+	*strrchr(level, '/') = '\0';
+	snprintf(away, sizeof(away), "%s/away%d", tmpdir, n++);
+	if (job_level) {
+		assert_int_equal(rename(level, away), 0);
+		assert_int_equal(mkdir(level, 0711), 0);
+	} else
+		assert_int_equal(rename(leaf, away), 0);
+	assert_int_equal(mkdir(leaf, 0700), 0);
+	make_build(leaf, "second_run");
+}
+
+static bool second_run_whole(const char *leaf)
+{
+	return (exists("%s/torch_extensions/second_run/second_run.so", leaf) &&
+		!exists("%s/torch_extensions/first_run", leaf));
+}
+
+/*
+ * A late end acts on what its step made, not on a path: after a requeue
+ * onto the same node made a new leaf (or a new job level) at the path, the
+ * first run's end publishes, puts back and removes nothing; the new run's
+ * directory and build are untouched, and one line says why. An end whose
+ * leaf was not replaced still publishes and removes it.
+ */
+static void test_late_end_leaves_a_later_runs_directory(void **state)
+{
+	char *av[] = { base_arg, "pool=node" };
+	char *no_pool[] = { base_arg };
+	char pub[300], leaf[PATH_MAX];
+
+	(void)state;
+	assert_int_equal(chmod(tmpdir, 0755), 0);
+	snprintf(pub, sizeof(pub), "%s/pub", tmpdir);
+	assert_int_equal(mkdir(pub, 0755), 0);
+	assert_int_equal(chown(pub, JOB_UID, JOB_GID), 0);
+
+	/* the leaf replaced: the detached end (publish, put-back, removal) leaves it */
+	late_end_step(2, av, 81, pub, leaf, sizeof(leaf));
+	requeue_over(leaf, false);
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+	assert_true(second_run_whole(leaf));
+	assert_false(exists("%s/torch_extensions/second_run", pub));
+	assert_false(exists("%s/torch_extensions/first_run", pub));
+	if (!fake_log_has("info", "was replaced by a later run"))
+		fake_log_dump();
+	assert_true(fake_log_has("info", "was replaced by a later run"));
+
+	/* the job level replaced, with a leaf of the same name below it */
+	late_end_step(2, av, 82, pub, leaf, sizeof(leaf));
+	requeue_over(leaf, true);
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+	assert_true(second_run_whole(leaf));
+	assert_false(exists("%s/torch_extensions", pub));
+	assert_true(fake_log_has("info", "another job level has its path"));
+
+	/* no publish, no pool: the hook's own removal leaves a replaced leaf too */
+	late_end_step(1, no_pool, 83, NULL, leaf, sizeof(leaf));
+	requeue_over(leaf, false);
+	assert_int_equal(exit_and_wait(NULL, 1, no_pool), 0);
+	assert_true(second_run_whole(leaf));
+	assert_true(fake_log_has("info", "was replaced by a later run"));
+
+	/* nothing replaced: the same end publishes and removes its leaf */
+	late_end_step(2, av, 84, pub, leaf, sizeof(leaf));
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+	assert_false(fake_log_has("info", "replaced by a later run"));
+	assert_true(exists("%s/torch_extensions/first_run/first_run.so", pub));
+	assert_false(exists("%s", leaf));
+	late_end_step(1, no_pool, 85, NULL, leaf, sizeof(leaf));
+	assert_int_equal(exit_and_wait(NULL, 1, no_pool), 0);
+	assert_false(exists("%s", leaf));
+}
+
 #define CASE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1177,6 +1297,7 @@ int main(void)
 		CASE(test_seed_without_directory_is_ignored_with_a_message),
 		CASE(test_verbose_says_warm_or_cold),
 		CASE(test_verbose_says_why_a_seed_is_cold),
+		CASE(test_late_end_leaves_a_later_runs_directory),
 	};
 
 	return (TESTMAIN_ROOT_ONLY("lifecycle", "it hands directories to another uid", tests, NULL));
