@@ -358,11 +358,13 @@ static void explain_keys(const char *lead, char *why, size_t whylen)
  */
 static void explain_unknown(const char *arg, size_t keylen, char *why, size_t whylen)
 {
-	char key[EXTC_TEXT_DISTANCE_MAX + 1], lead[96];
+	char lead[96];
 	const char *hint = NULL;
-	size_t i, best = 3;
 
 	if (keylen > 0 && keylen <= EXTC_TEXT_DISTANCE_MAX) {
+		char key[EXTC_TEXT_DISTANCE_MAX + 1];
+		size_t i, best = 3;
+
 		memcpy(key, arg, keylen);
 		key[keylen] = '\0';
 		for (i = 0; i < CONFIG_KEY_COUNT; i++) {
