@@ -94,6 +94,30 @@ bool extc_has_prefix(const char *str, const char *prefix)
 	return (strncmp(str, prefix, strlen(prefix)) == 0);
 }
 
+int extc_text_field(const char *text, const char *name, char *out, size_t outlen)
+{
+	size_t nlen = strlen(name);
+	const char *line = text;
+
+	while (line != NULL && *line != '\0') {
+		const char *end = strchr(line, '\n');
+
+		if (end == NULL)
+			return (-1);	/* a line not ended is not whole */
+		if (strncmp(line, name, nlen) == 0 && line[nlen] == '=') {
+			size_t vlen = (size_t)(end - line) - nlen - 1;
+
+			if (vlen >= outlen)
+				return (-1);
+			memcpy(out, line + nlen + 1, vlen);
+			out[vlen] = '\0';
+			return (0);
+		}
+		line = end + 1;
+	}
+	return (-1);
+}
+
 /* Optimal string alignment distance: a table on the stack, so small inputs only. */
 size_t extc_text_edit_distance(const char *a, const char *b)
 {

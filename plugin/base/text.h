@@ -43,6 +43,12 @@ int extc_parse_u32(const char *s, uint32_t max, uint32_t *out);
 /* Does 'str' start with 'prefix'? */
 bool extc_has_prefix(const char *str, const char *prefix);
 
+/*
+ * The value of the line "<name>=<value>" of 'text' (lines end in '\n'),
+ * copied into 'out': 0, or -1 when there is no such line or it does not fit.
+ */
+int extc_text_field(const char *text, const char *name, char *out, size_t outlen);
+
 /* Strings this long at most are compared by extc_text_edit_distance (a mode, a plugstack key). */
 #define EXTC_TEXT_DISTANCE_MAX 32
 

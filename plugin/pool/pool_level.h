@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "base/config.h"
 #include "fs/fs_level.h"
@@ -41,6 +42,34 @@ enum extc_level_result extc_pool_level_open(const struct extc_tree *tree, bool c
 					    struct extc_pool_fds *p, char *why, size_t whylen);
 enum extc_level_result extc_pool_level_open_user(struct extc_pool_fds *p, const char *uname, bool create,
 						 char *why, size_t whylen);
+/* The pool level and the level of uid 'uid' in it (its name from base/layout.h). */
+enum extc_level_result extc_pool_level_open_uid(const struct extc_tree *tree, uid_t uid, bool create,
+						struct extc_pool_fds *p, char *why, size_t whylen);
+
+/*
+ * A note of root's beside the user's keys (a job's key, a key taken, a key
+ * that lost builds), in the user's level p->uid: 'text' written whole
+ * under a draft name that ends in 'name's suffix, then linked to 'name',
+ * so a reader sees all of it or none. EXTC_NOTE_EXISTS when 'name' is
+ * there already (left as it is, unless 'replace'); 'why' when it fails.
+ */
+enum extc_note_result {
+	EXTC_NOTE_WRITTEN,
+	EXTC_NOTE_EXISTS,
+	EXTC_NOTE_FAILED,
+};
+enum extc_note_result extc_pool_level_write_note(const struct extc_pool_fds *p, const char *name,
+						 const char *suffix, const char *text, bool replace,
+						 char *why, size_t whylen);
+
+/*
+ * The text of the note 'name' (at most 'max' bytes, NUL-terminated) if it
+ * is a plain root-owned file; dropped after reading with 'drop'. Its
+ * length, or -1.
+ */
+ssize_t extc_pool_level_read_note(int uidfd, const char *name, const struct extc_fs_policy *pol,
+				  char *text, size_t max, bool drop);
+
 /* <key>.use: a plain root-owned file, or -1. */
 int extc_pool_level_open_record(int uidfd, const char *key, bool create, const struct extc_fs_policy *pol);
 
