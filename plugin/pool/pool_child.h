@@ -3,7 +3,9 @@
 #ifndef EXTC_POOL_CHILD_H_
 #define EXTC_POOL_CHILD_H_
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "pool/pool_key.h"
 #include "warm/warm_child.h"
@@ -25,6 +27,9 @@ struct extc_pool_fp_res {
 struct extc_pool_child_arg {
 	struct extc_warm_child_arg w;
 	const char *key_dir;	/* the held key's directory (extc_pool_hold) */
+	/* the put-back: only entries whose inode last changed before 'changed_before' */
+	bool only_unchanged;
+	struct timespec changed_before;
 };
 
 /*

@@ -155,12 +155,28 @@ static void move_entry(struct extc_warm_walk *w, int srcfd, const char *name, in
 		close(dfd);
 }
 
-/* A Triton kernel names where it goes before it moves, in the leaf: the key never holds one that misses. */
+/* Did the entry's inode change at or after 'limit' (a build made or touched since)? */
+static bool changed_since(const struct stat *sb, const struct timespec *limit)
+{
+	return (sb->st_ctim.tv_sec > limit->tv_sec ||
+		(sb->st_ctim.tv_sec == limit->tv_sec && sb->st_ctim.tv_nsec >= limit->tv_nsec));
+}
+
+/*
+ * A Triton kernel names where it goes before it moves, in the leaf: the
+ * key never holds one that misses. With a limit (w->ctx), an entry
+ * changed since stays where it is.
+ */
 static void put_back_entry(struct extc_warm_walk *w, const struct extc_warm_entry *e)
 {
+	const struct timespec *changed_before = w->ctx;
 	char why[EXTC_WHY_MAX], shown[160];
 	enum extc_triton_result r = EXTC_TRITON_NO_GROUP;
 
+	if (changed_before != NULL && changed_since(e->sb, changed_before)) {
+		w->rep->changed++;
+		return;
+	}
 	extc_escape(e->rel, 120, shown, sizeof(shown));
 	if (e->triton_final != NULL) {
 		int kfd = openat(e->srcfd, e->name, EXTC_DIR_OPEN_FLAGS);
@@ -179,10 +195,10 @@ static void put_back_entry(struct extc_warm_walk *w, const struct extc_warm_entr
 }
 
 int extc_pool_rename_put_back(int leaffd, int keyfd, const struct extc_warm_opts *o,
-			      const struct extc_manifest *mf, struct extc_warm_walk_report *rep,
-			      char *why, size_t whylen)
+			      const struct extc_manifest *mf, const struct timespec *changed_before,
+			      struct extc_warm_walk_report *rep, char *why, size_t whylen)
 {
-	struct extc_warm_walk w = { o, mf, put_back_entry, NULL, rep };
+	struct extc_warm_walk w = { o, mf, put_back_entry, (void *)changed_before, rep };
 
 	return (extc_warm_walk(&w, leaffd, keyfd, why, whylen));
 }

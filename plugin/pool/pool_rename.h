@@ -4,6 +4,7 @@
 #define EXTC_POOL_RENAME_H_
 
 #include <stddef.h>
+#include <time.h>
 
 #include "warm/manifest.h"
 #include "warm/warm_copy.h"
@@ -31,10 +32,12 @@ enum extc_seed_result extc_pool_rename_take(int keyfd, int leaffd, const struct 
  * whole, never copied; a torch build without its lock file; a Triton
  * kernel with group files that name the key (o->dest) first. Directories
  * of a content-addressed cache merge into ones the key has meanwhile.
- * The manifest and the result as extc_warm_walk.
+ * With 'changed_before', only entries whose inode last changed before it
+ * move (what a step took and left as it was); the others stay, counted in
+ * rep->changed. The manifest and the result as extc_warm_walk.
  */
 int extc_pool_rename_put_back(int leaffd, int keyfd, const struct extc_warm_opts *o,
-			      const struct extc_manifest *mf, struct extc_warm_walk_report *rep,
-			      char *why, size_t whylen);
+			      const struct extc_manifest *mf, const struct timespec *changed_before,
+			      struct extc_warm_walk_report *rep, char *why, size_t whylen);
 
 #endif /* EXTC_POOL_RENAME_H_ */

@@ -19,6 +19,7 @@ struct extc_warm_walk_report {
 	uint64_t failed;
 	uint64_t incomplete;	/* torch builds skipped: no .so, or a lock; broken Triton kernels */
 	uint64_t abandoned;	/* killed publishers' stages and drafts removed */
+	uint64_t changed;	/* left where they are: changed after the placer's limit */
 	struct extc_copy_stats copy;
 	char first_error[256];
 };

@@ -836,7 +836,7 @@ static void test_publish_and_move_name_where_the_entry_goes(void **state)
 	abs_of(pool, sizeof(pool), "pub/pool");
 	opts_triton(&o, pool);
 	dirfd = openat(fx.rootfd, "pub/pool", O_RDONLY | O_DIRECTORY);
-	assert_int_equal(extc_pool_rename_put_back(leaf, dirfd, &o, &mf, &rep, why, sizeof(why)), 0);
+	assert_int_equal(extc_pool_rename_put_back(leaf, dirfd, &o, &mf, NULL, &rep, why, sizeof(why)), 0);
 	assert_int_equal(rep.published, 1);
 	assert_false(fsfx_exists_at(fx.rootfd, "pub/leaf/triton/" TRITON_KEY));
 	assert_true(triton_hit(pool, pool, &inside));
