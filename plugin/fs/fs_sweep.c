@@ -17,14 +17,14 @@
 struct sweep {
 	const struct extc_tree *tree;
 	int trashfd;		/* -1: leftovers are removed in place */
-	extc_sweep_alive_fn alive;
-	void *arg;
+	const struct extc_sweep_calls *calls;
 	struct extc_sweep_report *rep;
 };
 
 /* One user's level: remove every job tree that is neither held nor alive. */
-static void sweep_user(const struct sweep *sw, int nodefd, const char *uname)
+static void sweep_user(const struct sweep *sw, int nodefd, const char *uname, uid_t uid)
 {
+	const struct extc_sweep_calls *calls = sw->calls;
 	struct extc_sweep_report *rep = sw->rep;
 	struct extc_level_walk w;	/* the tree, and a path for messages nobody reads */
 	struct extc_rm_limits limits;
@@ -67,9 +67,11 @@ static void sweep_user(const struct sweep *sw, int nodefd, const char *uname)
 		}
 		if (flock(jobfd, LOCK_EX | LOCK_NB) < 0) {
 			rep->held++;	/* a step of that job runs here now */
-		} else if (sw->alive != NULL && sw->alive(jobid, sw->arg)) {
+		} else if (calls->alive != NULL && calls->alive(jobid, calls->alive_arg)) {
 			rep->alive++;
 		} else {
+			if (calls->before_retire != NULL)
+				calls->before_retire(uid, jobid, calls->retire_arg);
 			if (sw->trashfd >= 0 &&
 			    extc_trash_move(uidfd, de->d_name, sw->trashfd, de->d_name) == 0) {
 				rep->jobs_removed++;
@@ -94,7 +96,7 @@ out:
 	extc_level_walk_close(&w);
 }
 
-int extc_sweep_leftovers(const struct extc_tree *tree, extc_sweep_alive_fn alive, void *arg,
+int extc_sweep_leftovers(const struct extc_tree *tree, const struct extc_sweep_calls *calls,
 			 struct extc_sweep_report *report, char *why, size_t whylen)
 {
 	struct extc_level_walk w;
@@ -115,7 +117,7 @@ int extc_sweep_leftovers(const struct extc_tree *tree, extc_sweep_alive_fn alive
 	/* leftovers go to the trash like an epilog's own job; without one, in place */
 	if (extc_trash_open(&w, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND)
 		trashfd = -1;
-	sw = (struct sweep){ tree, trashfd, alive, arg, report };
+	sw = (struct sweep){ tree, trashfd, calls, report };
 	dir = extc_fdio_opendir(w.node);
 	if (dir == NULL) {
 		extc_fmt(why, whylen, "%s: cannot read: %s", w.path, strerror(errno));
@@ -131,7 +133,7 @@ int extc_sweep_leftovers(const struct extc_tree *tree, extc_sweep_alive_fn alive
 			break;
 		if (extc_layout_parse_uid_name(de->d_name, &uid) < 0)
 			continue;
-		sweep_user(&sw, w.node, de->d_name);
+		sweep_user(&sw, w.node, de->d_name, uid);
 	}
 	if (errno != 0) {
 		extc_fmt(why, whylen, "%s: cannot read: %s", w.path, strerror(errno));

@@ -19,6 +19,7 @@
 #include "pool/pool_hold.h"
 #include "pool/pool_level.h"
 #include "pool/pool_job.h"
+#include "pool/pool_taken.h"
 #include "pool/pool_measure.h"
 #include "base/text.h"
 
@@ -43,16 +44,26 @@ struct user_budget {
 	uint64_t deadline_ns;
 };
 
+/* Does 'name' end in 'suffix' (and have more before it)? */
+static bool ends_in(const char *name, const char *suffix)
+{
+	size_t len = strlen(name), slen = strlen(suffix);
+
+	return (len > slen && strcmp(name + len - slen, suffix) == 0);
+}
+
 /*
- * A job-mode job's note outlives it only if its epilog never ran (a node
- * crash): root's own file, dropped once older than 'stale'.
+ * A job's notes (its key, what its steps took) outlive it only if its
+ * epilog never ran and no sweep found its tree (a node crash); a key's
+ * note of a loss waits for a next step that may never come. Root's own
+ * files, dropped once older than 'stale'.
  */
 static void drop_stale_note(int uidfd, const char *name, int64_t stale)
 {
-	size_t len = strlen(name), slen = strlen(EXTC_POOL_JOB_SUFFIX);
 	struct stat sb;
 
-	if (len <= slen || strcmp(name + len - slen, EXTC_POOL_JOB_SUFFIX) != 0)
+	if (!ends_in(name, EXTC_POOL_JOB_SUFFIX) && !ends_in(name, EXTC_POOL_TAKEN_SUFFIX) &&
+	    !ends_in(name, EXTC_POOL_LOST_SUFFIX))
 		return;
 	if (fstatat(uidfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
 	    (int64_t)sb.st_mtim.tv_sec < stale)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: the node pool for job-mode jobs: the steps note their key, the epilog puts the builds back. */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/file.h>
@@ -9,67 +11,58 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc/as_user.h"
-#include "base/layout.h"
-#include "pool/pool_child.h"
-#include "pool/pool_hold.h"
-#include "pool/pool_level.h"
-#include "pool/pool_job.h"
 #include "base/text.h"
-#include "warm/warm_sweep.h"
+#include "pool/pool_hold.h"
+#include "pool/pool_job.h"
+#include "pool/pool_key.h"
+#include "pool/pool_level.h"
+#include "pool/pool_return.h"
+#include "pool/pool_taken.h"
 
-#define NOTE_MAX (EXTC_POOL_KEY_LEN + PATH_MAX + 16)
-#define NOTE_MIXED "mixed\n"	/* the job's steps held different keys */
+#define MIXED "mixed"	/* the key line of a job whose steps held different keys */
 
 static int note_name(uint32_t jobid, char *buf, size_t len)
 {
 	return (extc_fmt(buf, len, "%u%s", jobid, EXTC_POOL_JOB_SUFFIX));
 }
 
-/* The user's pool level, as a hold made it; ABSENT when the job never held a key here. */
-static enum extc_level_result open_user_level(const struct extc_tree *tree, uid_t uid,
-					      bool create, struct extc_pool_fds *p, char *why,
-					      size_t whylen)
-{
-	char uname[EXTC_NAME_LEN];
-	enum extc_level_result rv;
-
-	rv = extc_pool_level_open(tree, create, p, why, whylen);
-	if (rv != EXTC_LEVEL_FOUND)
-		return (rv);
-	if (extc_layout_uid_name(uid, uname, sizeof(uname)) < 0) {
-		extc_fmt(why, whylen, "uid %u has no level name", (unsigned)uid);
-		return (EXTC_LEVEL_REFUSED);
-	}
-	return (extc_pool_level_open_user(p, uname, create, why, whylen));
-}
-
 /*
  * A later step of the job found the note: if its key is another (another
  * environment or SLURM_EXT_CACHE_KEY), the job's directory holds builds
- * of both, and none of them is pooled: the note says "mixed". Steps of
- * the job may start at once on the node: the note is locked meanwhile.
+ * of both, and none the job made is pooled: the key line says "mixed"
+ * (the rest stays: when the job's first step started here is what tells
+ * what the take brought from what the job made). Steps of the job may
+ * start at once on the node: the note is locked meanwhile.
  */
 static int note_again(int uidfd, const char *name, const char *key, const struct extc_fs_policy *pol)
 {
-	char text[NOTE_MAX + 1];
+	char text[EXTC_POOL_NOTE_MAX + 1], there[EXTC_POOL_KEY_LEN + 1], *rest;
 	struct stat sb;
 	ssize_t n;
+	size_t keep;
 	int fd, rv = -1;
 
 	fd = openat(uidfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != pol->owner ||
 	    flock(fd, LOCK_EX) < 0)
 		goto out;
-	n = pread(fd, text, NOTE_MAX, 0);
+	n = pread(fd, text, EXTC_POOL_NOTE_MAX, 0);
 	if (n < 0)
 		goto out;
 	text[n] = '\0';
 	rv = 0;
-	if (strncmp(text, "key=", 4) == 0 && strncmp(text + 4, key, EXTC_POOL_KEY_LEN) == 0)
-		goto out;	/* the same key: nothing to change */
-	if (pwrite(fd, NOTE_MIXED, strlen(NOTE_MIXED), 0) != (ssize_t)strlen(NOTE_MIXED) ||
-	    ftruncate(fd, (off_t)strlen(NOTE_MIXED)) < 0)
+	if (extc_text_field(text, "key", there, sizeof(there)) < 0 || strcmp(there, key) == 0)
+		goto out;	/* the same key, or mixed already: nothing to change */
+	rest = strchr(text, '\n');
+	if (rest == NULL) {
+		rv = -1;
+		goto out;
+	}
+	keep = strlen(rest);
+	memmove(text + strlen("key=" MIXED), rest, keep + 1);
+	memcpy(text, "key=" MIXED, strlen("key=" MIXED));
+	keep += strlen("key=" MIXED);
+	if (pwrite(fd, text, keep, 0) != (ssize_t)keep || ftruncate(fd, (off_t)keep) < 0)
 		rv = -1;
 out:
 	if (fd >= 0)
@@ -77,106 +70,87 @@ out:
 	return (rv);
 }
 
-int extc_pool_job_note(const struct extc_tree *tree,
-		       const struct extc_ids *ids, const char *key, const char *leaf,
-		       char *why, size_t whylen)
+int extc_pool_job_note(const struct extc_tree *tree, const struct extc_ids *ids, const char *key,
+		       const char *dir, char *why, size_t whylen)
 {
-	char name[32], draft[48], text[NOTE_MAX];
+	char name[32], text[EXTC_POOL_NOTE_MAX + 1];
 	struct extc_pool_fds p;
-	int fd = -1, n, rv = -1;
+	struct timespec now;
+	enum extc_note_result wrote;
+	int rv = -1;
 
-	if (open_user_level(tree, ids->uid, true, &p, why, whylen) != EXTC_LEVEL_FOUND)
+	if (extc_pool_level_open_uid(tree, ids->uid, true, &p, why, whylen) != EXTC_LEVEL_FOUND)
 		goto out;
 	note_name(ids->jobid, name, sizeof(name));
-	n = extc_fmt(text, sizeof(text), "key=%s\nleaf=%s\n", key, leaf) < 0 ? -1 : (int)strlen(text);
 	/*
-	 * Whole before it has its name: a step starting at the same moment
-	 * reads all of it or none. The draft's name ends like a note's, so
-	 * one a crash left behind goes with the stale notes (pool_evict.c).
+	 * The real time, never behind a change stamped before it (a file
+	 * system stamps ctime at its clock's tick or finer): what the take
+	 * brought was changed before, what the job makes is changed after.
 	 */
-	if (n < 0 || extc_fmt(draft, sizeof(draft), "draft%d%s", (int)getpid(),
-			      EXTC_POOL_JOB_SUFFIX) < 0)
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (extc_fmt(text, sizeof(text), "key=%s\ndir=%s\ngid=%u\nsince=%" PRId64 ".%09ld\n", key,
+		     dir, (unsigned)ids->gid, (int64_t)now.tv_sec, now.tv_nsec) < 0) {
+		extc_fmt(why, whylen, "the job's note does not fit");
 		goto out;
-	unlinkat(p.uid, draft, 0);
-	fd = openat(p.uid, draft, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, text, (size_t)n) != n) {
-		extc_fmt(why, whylen, "%s/%s: cannot write: %s", p.t.path, draft, strerror(errno));
-	} else if (linkat(p.uid, draft, p.uid, name, 0) == 0) {
-		rv = 0;
-	} else if (errno == EEXIST) {
-		rv = note_again(p.uid, name, key, tree->pol);
-		if (rv < 0)
-			extc_fmt(why, whylen, "%s/%s: cannot read or update: %s", p.t.path, name,
-				 strerror(errno));
-	} else {
-		extc_fmt(why, whylen, "%s/%s: cannot write: %s", p.t.path, name, strerror(errno));
 	}
-	if (fd >= 0)
-		unlinkat(p.uid, draft, 0);
+	wrote = extc_pool_level_write_note(&p, name, EXTC_POOL_JOB_SUFFIX, text, false, why, whylen);
+	if (wrote == EXTC_NOTE_WRITTEN)
+		rv = 0;
+	else if (wrote == EXTC_NOTE_EXISTS && (rv = note_again(p.uid, name, key, tree->pol)) < 0)
+		extc_fmt(why, whylen, "%s/%s: cannot read or update: %s", p.t.path, name, strerror(errno));
 out:
-	if (fd >= 0)
-		close(fd);
 	extc_pool_level_close(&p);
 	return (rv);
 }
 
-/* The note's text, read and dropped: -1 when there is none or it is not a plain root file. */
-static ssize_t read_note(int uidfd, uint32_t jobid, const struct extc_fs_policy *pol, char *text)
-{
-	char name[32];
-	struct stat sb;
-	ssize_t n = -1;
-	int fd;
+/* What a note says: root's own text, in a root-owned level, so trusted once well-formed. */
+struct job_note {
+	bool mixed;
+	char key[EXTC_POOL_KEY_LEN + 1];
+	char dir[PATH_MAX];
+	struct timespec since;
+	gid_t gid;
+};
 
-	note_name(jobid, name, sizeof(name));
-	fd = openat(uidfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return (-1);
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == pol->owner)
-		n = read(fd, text, NOTE_MAX);
-	close(fd);
-	unlinkat(uidfd, name, 0);
-	if (n >= 0)
-		text[n] = '\0';
-	return (n);
+static bool parse_note(const char *text, struct job_note *n)
+{
+	char gid[16], since[40], extra;
+	long long sec;
+	long ns;
+	uint32_t g;
+
+	if (extc_text_field(text, "key", n->key, sizeof(n->key)) < 0 ||
+	    extc_text_field(text, "dir", n->dir, sizeof(n->dir)) < 0 || n->dir[0] != '/' ||
+	    extc_text_field(text, "gid", gid, sizeof(gid)) < 0 || extc_parse_u32(gid, UINT32_MAX, &g) < 0 ||
+	    extc_text_field(text, "since", since, sizeof(since)) < 0 ||
+	    sscanf(since, "%lld.%9ld%c", &sec, &ns, &extra) != 2 || sec < 0 || ns < 0)
+		return (false);
+	n->mixed = strcmp(n->key, MIXED) == 0;
+	n->gid = (gid_t)g;
+	n->since = (struct timespec){ .tv_sec = (time_t)sec, .tv_nsec = ns };
+	return (n->mixed || extc_pool_key_name_ok(n->key));
 }
 
-/* "key=<key>\nleaf=<path>\n": root's own text, in a root-owned level, so trusted once well-formed. */
-static bool parse_note(char *text, char *key, char *leaf)
+/* The job's note, read and dropped. */
+static enum extc_pool_job_result take_note(const struct extc_tree *tree, uid_t uid, uint32_t jobid,
+					   struct job_note *n, char *why, size_t whylen)
 {
-	char *nl;
-
-	if (strncmp(text, "key=", 4) != 0 || strlen(text) < 4 + EXTC_POOL_KEY_LEN + 7 ||
-	    strncmp(text + 4 + EXTC_POOL_KEY_LEN, "\nleaf=", 6) != 0)
-		return (false);
-	memcpy(key, text + 4, EXTC_POOL_KEY_LEN);
-	key[EXTC_POOL_KEY_LEN] = '\0';
-	nl = strchr(text + 10 + EXTC_POOL_KEY_LEN, '\n');
-	if (!extc_pool_key_name_ok(key) || nl == NULL)
-		return (false);
-	*nl = '\0';
-	return (extc_fmt(leaf, PATH_MAX, "%s", text + 10 + EXTC_POOL_KEY_LEN) == 0);
-}
-
-static enum extc_pool_job_result take_note(const struct extc_tree *tree, uid_t uid,
-					   uint32_t jobid, char *key, char *leaf, char *why,
-					   size_t whylen)
-{
-	char text[NOTE_MAX + 1];
+	char text[EXTC_POOL_NOTE_MAX + 1], name[32];
 	struct extc_pool_fds p;
 	enum extc_pool_job_result rv = EXTC_POOL_JOB_NONE;
 
-	if (open_user_level(tree, uid, false, &p, why, whylen) == EXTC_LEVEL_FOUND &&
-	    read_note(p.uid, jobid, tree->pol, text) >= 0) {
+	note_name(jobid, name, sizeof(name));
+	if (extc_pool_level_open_uid(tree, uid, false, &p, why, whylen) == EXTC_LEVEL_FOUND &&
+	    extc_pool_level_read_note(p.uid, name, tree->pol, text, EXTC_POOL_NOTE_MAX, true) >= 0) {
 		rv = EXTC_POOL_JOB_MOVED;
-		if (strcmp(text, NOTE_MIXED) == 0) {
-			extc_fmt(why, whylen, "the job's steps on this node ran in different environments "
-				 "(different keys): its builds are not pooled, as none can be told apart");
-			rv = EXTC_POOL_JOB_MIXED;
-		} else if (!parse_note(text, key, leaf)) {
-			extc_fmt(why, whylen, "%s/%u%s: not a note of this plugin", p.t.path, jobid,
-				 EXTC_POOL_JOB_SUFFIX);
+		if (!parse_note(text, n)) {
+			extc_fmt(why, whylen, "%s/%s: not a note of this plugin", p.t.path, name);
 			rv = EXTC_POOL_JOB_FAILED;
+		} else if (n->mixed) {
+			extc_fmt(why, whylen, "the job's steps on this node ran in different environments "
+				 "(different keys): the builds it made are not pooled, as none can "
+				 "be told apart");
+			rv = EXTC_POOL_JOB_MIXED;
 		}
 	}
 	extc_pool_level_close(&p);
@@ -185,48 +159,28 @@ static enum extc_pool_job_result take_note(const struct extc_tree *tree, uid_t u
 
 enum extc_pool_job_result extc_pool_job_put_back(const struct extc_tree *tree,
 						 const struct extc_ids *ids, const char *node,
-						 struct extc_warm_walk_report *rep, char *why,
+						 struct extc_pool_job_report *rep, char *why,
 						 size_t whylen)
 {
-	const struct extc_config *cfg = tree->cfg;
-	static struct extc_pool_child_arg a;
-	static struct extc_warm_publish_res r;
-	char key[EXTC_POOL_KEY_LEN + 1], leaf[PATH_MAX], sub[EXTC_WHY_MAX];
-	struct extc_creds cr = { .uid = ids->uid, .gid = ids->gid };
-	struct extc_pool_hold h = { .record_fd = -1 };
-	uint32_t timeout = cfg->publish_timeout < EXTC_POOL_EPILOG_TIMEOUT ?
-			   cfg->publish_timeout : EXTC_POOL_EPILOG_TIMEOUT;
-	struct timespec now;
+	struct job_note n = { .mixed = false };
+	struct extc_ids owner = *ids;
+	struct extc_pool_return_for f = {
+		.key = n.key, .dir = n.dir, .node = node, .timeout_s = EXTC_POOL_RETURN_TIMEOUT_S,
+	};
 	enum extc_pool_job_result rv;
 
 	memset(rep, 0, sizeof(*rep));
-	rv = take_note(tree, ids->uid, ids->jobid, key, leaf, why, whylen);
-	if (rv != EXTC_POOL_JOB_MOVED)
-		return (rv);
-	if (extc_pool_hold(tree, ids, key, &h, why, whylen) != EXTC_POOL_HELD)
-		return (EXTC_POOL_JOB_FAILED);
-	extc_warm_child_arg_init(&a.w, cfg,
-				 &(const struct extc_warm_child_for){ leaf, node, key, ids->jobid, timeout },
-				 why, whylen);
-	a.key_dir = h.dir;
-	clock_gettime(CLOCK_REALTIME, &now);
-	extc_warm_sweep_stale_limit(timeout, &now, &a.w.opts.stale_before);
-	if (extc_as_user(&cr, (uint64_t)timeout * 1000, extc_pool_child_put_back, &a, &r, sizeof(r),
-			 why, whylen) == EXTC_AS_USER_FAILED) {
-		rv = EXTC_POOL_JOB_FAILED;
-	} else {
-		*rep = r.rep;
-		if (rep->failed > 0) {
-			extc_fmt(why, whylen, "%s", r.why);
+	rv = take_note(tree, ids->uid, ids->jobid, &n, why, whylen);
+	if (rv == EXTC_POOL_JOB_MOVED) {
+		owner.gid = n.gid;
+		/* the whole directory: what the take brought, and what the job made with the same key */
+		if (extc_pool_return(tree, &owner, &f, &rep->moved, why, whylen) == EXTC_POOL_RETURNED)
+			extc_pool_taken_drop(tree, ids, true);
+		else
 			rv = EXTC_POOL_JOB_FAILED;
-		}
 	}
-	/* whatever moved, root measures what the key holds now (the user's numbers are never asked) */
-	if (extc_pool_hold_account(&h, tree, sub, sizeof(sub)) != EXTC_POOL_ACCOUNTED &&
-	    rv != EXTC_POOL_JOB_FAILED) {
-		extc_fmt(why, whylen, "key %s: %s", key, sub);
-		rv = EXTC_POOL_JOB_FAILED;
-	}
-	extc_pool_hold_release(&h);
+	/* every key still out: a mixed job's, a failed return's, steps of local mode */
+	extc_pool_taken_return_job(tree, ids->uid, ids->jobid, node,
+				   rv == EXTC_POOL_JOB_MIXED ? &n.since : NULL, &rep->taken);
 	return (rv);
 }

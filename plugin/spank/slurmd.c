@@ -169,6 +169,56 @@ int extc_slurmd_init(spank_t sp, int ac, char **av)
 	return (0);
 }
 
+/* What a job's return to the pool did, in the log: 'who' is "epilog" or "sweep". */
+static void tell_pool_job(const char *who, enum extc_pool_job_result moved,
+			  const struct extc_pool_job_report *rep, const char *why)
+{
+	const struct extc_pool_taken_report *t = &rep->taken;
+
+	if (moved == EXTC_POOL_JOB_MOVED)
+		extc_verbose("%s: node pool: moved %llu entries in, kept %llu already there "
+			     "(a directory merged into one counts by what it holds), left out %llu "
+			     "incomplete builds", who, (unsigned long long)rep->moved.published,
+			     (unsigned long long)rep->moved.present,
+			     (unsigned long long)rep->moved.incomplete);
+	else if (moved != EXTC_POOL_JOB_NONE)
+		extc_info("%s: node pool: %s", who, why);
+	if (t->returned > 0)
+		extc_verbose("%s: node pool: returned %u key(s) its steps took and had not put back "
+			     "(%llu entries)", who, t->returned, (unsigned long long)t->entries);
+	if (t->lost > 0)
+		extc_error("%s: node pool: %u key(s) its steps took did not come back whole; each key's "
+			   "next step is told (%s)", who, t->lost, t->first_why);
+}
+
+/*
+ * Before a job's tree goes: a job-mode job's builds go back into its key,
+ * and every key a step took and did not put back returns (pool_job.h).
+ * The job's gid is in root's notes, so the sweep of a crashed job, which
+ * has none, returns alike.
+ */
+static void pool_job(const struct extc_tree *tree, uid_t uid, uint32_t jobid, const char *node,
+		     const char *who)
+{
+	const struct extc_ids ids = { .uid = uid, .jobid = jobid };
+	struct extc_pool_job_report rep;
+	char why[EXTC_WHY_MAX], host[EXTC_NODE_NAME_MAX + 1];
+	enum extc_pool_job_result moved;
+
+	if (node[0] == '\0' && extc_layout_node_name(host, sizeof(host)) == 0)
+		node = host;
+	moved = extc_pool_job_put_back(tree, &ids, node[0] ? node : "node", &rep, why, sizeof(why));
+	tell_pool_job(who, moved, &rep, why);
+}
+
+/* The sweep, before a crashed job's tree goes (fs_sweep.h). */
+static void sweep_returns(uid_t uid, uint32_t jobid, void *arg)
+{
+	const struct extc_tree *tree = arg;
+
+	pool_job(tree, uid, jobid, "", "sweep");
+}
+
 /*
  * Trees of jobs whose epilog never ran (slurmstepd SIGKILLed, node crash)
  * go at a later epilog on the node, in its background work. A tree is left
@@ -183,10 +233,14 @@ static void sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_
 	struct extc_sweep_report sweep;
 	struct extc_ctl_session ctl = { .timeout_ms = EXTC_CTL_TIMEOUT_MS };
 	char why[EXTC_WHY_MAX], text[256];
+	const struct extc_sweep_calls calls = {
+		.alive = extc_ctl_query_job_alive, .alive_arg = &ctl,
+		.before_retire = sweep_returns, .retire_arg = (void *)&tree,
+	};
 
 	if (extc_stamp_due(&tree, SWEEP_STAMP_NAME, EXTC_CTL_SWEEP_INTERVAL_S, (int64_t)time(NULL)))
 		ctl.max_asks = EXTC_CTL_ASKS_PER_SWEEP;
-	if (extc_sweep_leftovers(&tree, extc_ctl_query_job_alive, &ctl, &sweep, why, sizeof(why)) < 0) {
+	if (extc_sweep_leftovers(&tree, &calls, &sweep, why, sizeof(why)) < 0) {
 		extc_error("epilog: sweeping leftovers: %s", why);
 		return;
 	}
@@ -204,37 +258,9 @@ struct epilog_work {
 	struct extc_config cfg;
 	struct extc_fs_policy pol;
 	uid_t uid;
-	gid_t gid;
-	bool have_gid;
 	uint32_t jobid;
 	char node[EXTC_NODE_NAME_MAX + 1];
 };
-
-/* A job-mode job's builds go back into its key before its tree goes (pool_job.h). */
-static void pool_job(const struct epilog_work *w)
-{
-	const struct extc_tree tree = { &w->cfg, &w->pol };
-	const struct extc_ids ids = { .uid = w->uid, .gid = w->gid, .jobid = w->jobid };
-	struct extc_warm_walk_report rep;
-	char why[EXTC_WHY_MAX], host[EXTC_NODE_NAME_MAX + 1];
-	const char *node = w->node;
-	enum extc_pool_job_result moved;
-
-	if (!w->have_gid) {
-		extc_error("epilog: node pool: cannot read the job's gid; its builds are not pooled");
-		return;
-	}
-	if (node[0] == '\0' && extc_layout_node_name(host, sizeof(host)) == 0)
-		node = host;
-	moved = extc_pool_job_put_back(&tree, &ids, node[0] ? node : "node", &rep, why, sizeof(why));
-	if (moved == EXTC_POOL_JOB_MOVED)
-		extc_verbose("epilog: node pool: moved %llu entries in, kept %llu already there "
-			     "(a directory merged into one counts by what it holds), left out %llu "
-			     "incomplete builds", (unsigned long long)rep.published,
-			     (unsigned long long)rep.present, (unsigned long long)rep.incomplete);
-	else if (moved != EXTC_POOL_JOB_NONE)
-		extc_info("epilog: node pool: %s", why);
-}
 
 /*
  * The job's tree goes to the trash once no step's detached end holds it:
@@ -279,8 +305,7 @@ static void epilog_now(void *arg)
 	if (extc_background_cgroup_problem() != NULL)
 		extc_info("the epilog's background work: still in some of the job's cgroups (%s)",
 			  extc_background_cgroup_problem());
-	if (w->cfg.pool)
-		pool_job(w);
+	pool_job(&tree, w->uid, w->jobid, w->node, "epilog");
 	t0 = extc_clock_monotonic_ns();
 	retired = retire_job(w, &moved, why, sizeof(why));
 	if (retired == EXTC_TRASH_RETIRE_REFUSED || retired == EXTC_TRASH_RETIRE_HELD) {
@@ -303,7 +328,7 @@ static void epilog_now(void *arg)
 
 /*
  * The epilog removes every run of the job whatever mode was used: it
- * cannot see options given to an inner srun. Only S_JOB_UID, S_JOB_GID and
+ * cannot see options given to an inner srun. Only S_JOB_UID and
  * S_JOB_ID are trusted here; nothing from the job's environment is read.
  * It never fails (a failing epilog drains the node) and never waits on
  * the job's user for more than EXTC_HOOK_WAIT_MS: the pool move runs as
@@ -329,7 +354,6 @@ int extc_slurmd_job_epilog(spank_t sp, int ac, char **av)
 		extc_error("epilog: cannot read the job's uid and id");
 		return (0);
 	}
-	w.have_gid = spank_get_item(sp, S_JOB_GID, &w.gid) == ESPANK_SUCCESS;
 	extc_log_scope_job(w.jobid, EXTC_STEP_PENDING);
 	if (node_policy(&w.cfg, &w.pol, w.node, sizeof(w.node)) < 0)
 		goto out;

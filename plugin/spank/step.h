@@ -85,6 +85,7 @@ struct extc_step_pool {
 	bool held;
 	bool from_user_key;
 	bool in_container;	/* keyed by an image */
+	bool may_take;		/* root noted what the take may take (pool_taken.h) */
 	struct extc_pool_hold hold;
 	char key[EXTC_POOL_KEY_LEN + 1];
 };
@@ -106,6 +107,7 @@ struct extc_step_child {
 struct extc_step_tell {
 	bool verbose;
 	struct extc_warm_report start;
+	char lost[EXTC_WHY_MAX + 128];	/* what the node pool's key lost since its last step, or "" */
 };
 
 /*

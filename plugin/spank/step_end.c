@@ -17,6 +17,8 @@
 #include "fs/fs_tree.h"
 #include "pool/pool_child.h"
 #include "pool/pool_hold.h"
+#include "pool/pool_return.h"
+#include "pool/pool_taken.h"
 #include "spank/log.h"
 #include "spank/step.h"
 #include "spank/step_end.h"
@@ -173,12 +175,14 @@ static void account(struct extc_step *s, char *size, size_t sizelen)
 
 /*
  * The node pool, before a local-mode leaf goes: put its completed builds
- * back into the key (in a child, as the user, bounded by publish_timeout),
- * then record what the key holds.
+ * back into the key (in a child, as the user, bounded by
+ * EXTC_POOL_RETURN_TIMEOUT_S: renames, not copies), then record what the
+ * key holds. true when everything came back: the note of what the step
+ * took then goes (pool_taken.h); else the leaf stays for the epilog,
+ * which returns it again.
  */
-static void put_back_pool(spank_t sp, struct extc_step *s)
+static bool put_back_pool(spank_t sp, struct extc_step *s)
 {
-	const struct extc_config *cfg = &s->cfg;
 	struct extc_step_child *child = &s->child;
 	const struct extc_warm_publish_res *r = &child->res.put_back;
 	struct timespec now;
@@ -186,19 +190,22 @@ static void put_back_pool(spank_t sp, struct extc_step *s)
 	enum extc_as_user_result ret;
 
 	if (!s->pool.held)
-		return;
-	extc_step_child_arg(&child->arg.w, s, s->warm_path, cfg->publish_timeout, s->pool.key);
+		return (true);
+	extc_step_child_arg(&child->arg.w, s, s->warm_path, EXTC_POOL_RETURN_TIMEOUT_S, s->pool.key);
 	child->arg.key_dir = s->pool.hold.dir;
+	child->arg.only_unchanged = false;
 	clock_gettime(CLOCK_REALTIME, &now);
-	extc_warm_sweep_stale_limit(cfg->publish_timeout, &now, &child->arg.w.opts.stale_before);
-	ret = run_as_user(sp, s, extc_pool_child_put_back, cfg->publish_timeout);
+	extc_warm_sweep_stale_limit(EXTC_POOL_RETURN_TIMEOUT_S, &now, &child->arg.w.opts.stale_before);
+	ret = run_as_user(sp, s, extc_pool_child_put_back, EXTC_POOL_RETURN_TIMEOUT_S);
 	if (ret == EXTC_AS_USER_FAILED) {
-		extc_info("node pool: nothing moved in: %s", child->why);
+		extc_info("node pool: nothing moved in: %s; the step's directory is left for the job "
+			  "epilog, which tries again", child->why);
 		account(s, size, sizeof(size));
-		return;
+		return (false);
 	}
 	if (ret == EXTC_AS_USER_FN_FAILED)
-		extc_info("node pool: not everything moved in: %s", r->why);
+		extc_info("node pool: not everything moved in: %s; the step's directory is left for "
+			  "the job epilog, which tries again", r->why);
 	account(s, size, sizeof(size));
 	extc_verbose("node pool: moved %llu entries into key %s, kept %llu already there (a "
 		     "directory merged into one counts by what it holds), left out %llu "
@@ -207,6 +214,7 @@ static void put_back_pool(spank_t sp, struct extc_step *s)
 		     (unsigned long long)r->rep.present, (unsigned long long)r->rep.incomplete,
 		     (unsigned long long)r->rep.failed, r->rep.failed ? ": " : "",
 		     r->rep.failed ? r->why : "", size);
+	return (ret == EXTC_AS_USER_DONE && r->rep.failed == 0);
 }
 
 /* What the detached end is handed: slurmstepd's handle and the step, as they were at the fork. */
@@ -235,6 +243,7 @@ static void finish(void *varg)
 {
 	const struct end_arg *arg = varg;
 	struct extc_step *s = arg->s;
+	bool back;
 
 	if (extc_background_cgroup_problem() != NULL)
 		extc_info("the step's publish and pool move: still in some of the job's cgroups (%s)",
@@ -246,8 +255,12 @@ static void finish(void *varg)
 		return;
 	if (extc_step_warm_publishes(s) && !still_ours(s))
 		return;		/* the key is let go as this process ends */
-	put_back_pool(arg->sp, s);
+	back = put_back_pool(arg->sp, s);
 	extc_pool_hold_release(&s->pool.hold);	/* the key may be evicted from here on */
+	if (!back && s->pool.may_take)
+		return;		/* the taken note stays: the epilog returns what is left */
+	if (s->pool.may_take)
+		extc_pool_taken_drop(&s->tree, &s->ids, false);
 	remove_leaf(s);
 }
 
@@ -276,9 +289,10 @@ void extc_step_end_finish(spank_t sp, struct extc_step *s)
 			     "after %u ms; that goes on in the background (pid %d)", EXTC_HOOK_WAIT_MS,
 			     (int)pid);
 	} else if (detached == EXTC_DETACH_FAILED) {
-		extc_error("cannot start the step's publish and pool move: nothing is published or "
-			   "pooled from this step");
-		if (local)
+		extc_error("cannot start the step's publish and pool move: nothing is published from "
+			   "this step%s", local && s->pool.may_take ? "; its directory is left for the job "
+			   "epilog, which returns its builds to the node pool" : "");
+		if (local && !s->pool.may_take)
 			remove_leaf(s);
 	}
 }

@@ -16,6 +16,7 @@
 #include "pool/pool_hold.h"
 #include "pool/pool_job.h"
 #include "pool/pool_key.h"
+#include "pool/pool_taken.h"
 #include "spank/log.h"
 #include "spank/step.h"
 #include "spank/step_pool.h"
@@ -135,6 +136,51 @@ static void report_open(struct extc_step *s, enum extc_pool_hold_result held, co
 		extc_warm_report_cold(r, "seeding is disabled on this node (seed_max=0)");
 }
 
+/*
+ * What the key lost since its last step (a return that failed where no
+ * step could hear it: slurmstepd killed, a node rebooted), said once: in
+ * the log, and to the user with --ext-cache-verbose.
+ */
+static void tell_lost(struct extc_step *s)
+{
+	char text[EXTC_WHY_MAX + 64], key[16];
+
+	if (!extc_pool_taken_lost(&s->tree, &s->ids, s->pool.key, text, sizeof(text)))
+		return;
+	extc_warm_report_key(s->pool.key, key, sizeof(key));
+	extc_info("node pool: key %s lost builds %s", s->pool.key, text);
+	extc_fmt(s->tell.lost, sizeof(s->tell.lost), "the node pool's key %s lost builds %s", key,
+		 text);
+}
+
+/*
+ * Before any task can take the key's builds (task_init), root notes what
+ * may be taken and into which directory: whatever retires the tree
+ * returns it first. Without the note the step takes nothing. A job-mode
+ * job's steps share one directory: only the first key noted on the node
+ * may take.
+ */
+static void note_taken(struct extc_step *s)
+{
+	struct extc_step_pool *pool = &s->pool;
+	char why[EXTC_WHY_MAX];
+	enum extc_pool_taken_result noted;
+
+	if (pool->hold.bytes == 0 || s->cfg.seed_max == 0)
+		return;
+	noted = extc_pool_taken_note(&s->tree, &s->ids, s->choice.mode == EXTC_MODE_JOB, pool->key,
+				     s->warm_path, why, sizeof(why));
+	pool->may_take = noted == EXTC_POOL_TAKEN_NOTED;
+	if (noted == EXTC_POOL_TAKEN_OTHER) {
+		extc_verbose("node pool: a step of this job took another key's builds into the job's "
+			     "directory on this node: this step takes none of key %s", pool->key);
+		extc_warm_report_cold(extc_step_tell_report(s), "the job's directory on this node holds "
+				      "another environment's builds from the node pool: none taken");
+	} else if (noted == EXTC_POOL_TAKEN_FAILED) {
+		extc_error("node pool: %s; this step takes nothing from the pool", why);
+	}
+}
+
 void extc_step_pool_open(spank_t sp, struct extc_step *s)
 {
 	const struct extc_config *cfg = &s->cfg;
@@ -176,10 +222,12 @@ void extc_step_pool_open(spank_t sp, struct extc_step *s)
 		     pool->from_user_key ? "from " EXTC_ENV_KEY : "derived from the environment",
 		     pool->in_container ? ", and the container image" : "",
 		     pool->hold.bytes == 0 ? ": it holds nothing yet, this step starts cold" : "");
+	tell_lost(s);
 	/* a job-mode directory outlives the step: the epilog moves its builds in */
 	if (s->choice.mode == EXTC_MODE_JOB &&
-	    extc_pool_job_note(&s->tree, &s->ids, pool->key, s->leaf_path, why, sizeof(why)) < 0)
+	    extc_pool_job_note(&s->tree, &s->ids, pool->key, s->warm_path, why, sizeof(why)) < 0)
 		extc_error("node pool: %s; this job's builds will not be pooled", why);
+	note_taken(s);
 }
 
 bool extc_step_pool_seeds(const struct extc_step *s, bool seed_named)
@@ -187,7 +235,8 @@ bool extc_step_pool_seeds(const struct extc_step *s, bool seed_named)
 	const struct extc_step_pool *pool = &s->pool;
 
 	/* root's record says whether the key holds anything: no look at an empty one */
-	return (pool->held && !seed_named && s->cfg.seed_max > 0 && pool->hold.bytes > 0);
+	return (pool->held && pool->may_take && !seed_named && s->cfg.seed_max > 0 &&
+		pool->hold.bytes > 0);
 }
 
 /* What the key's seed did, for the --ext-cache-verbose line. */

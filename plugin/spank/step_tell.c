@@ -42,6 +42,8 @@ void extc_step_tell_start(spank_t sp, struct extc_step *s)
 		return;
 	extc_warm_report_line(&s->tell.start, extc_step_node(sp, s), line, sizeof(line));
 	extc_user("%s", line);
+	if (s->tell.lost[0] != '\0')
+		extc_user("node %s: %s", extc_step_node(sp, s), s->tell.lost);
 }
 
 /*

@@ -172,7 +172,7 @@ static int op_sweep(void *arg)
 	int rv;
 
 	o->why[0] = '\0';
-	rv = extc_sweep_leftovers(&o->t->tree, never_alive, NULL, &rep, o->why,
+	rv = extc_sweep_leftovers(&o->t->tree, &(struct extc_sweep_calls){ .alive = never_alive }, &rep, o->why,
 				  sizeof(o->why));
 	say("epilog sweep", rv, o->why);
 	return (rv == 0 ? 0 : 1);

@@ -565,7 +565,7 @@ static int do_remove(struct fx *fx, enum remove_kind kind, int jfd, struct extc_
 		return (extc_tree_remove_job(&fx->tree, USER_UID, JOBID, rep, why, whylen));
 	case REMOVE_SWEEP: {
 		struct extc_sweep_report sw;
-		int rv = extc_sweep_leftovers(&fx->tree, sweep_none_alive, NULL, &sw, why, whylen);
+		int rv = extc_sweep_leftovers(&fx->tree, &(struct extc_sweep_calls){ .alive = sweep_none_alive }, &sw, why, whylen);
 
 		*rep = sw.rm;
 		/* levels it could not verify or finish are counted, not errors: success with a
@@ -869,7 +869,7 @@ static void test_every_open_is_nofollow_directory_cloexec(void **state)
 	close(hold);
 	assert_int_equal(extc_tree_remove_leaf(&fx->tree, &fx->ids, EXTC_MODE_LOCAL, &rep,
 					       why, sizeof(why)), 0);
-	assert_int_equal(extc_sweep_leftovers(&fx->tree, sweep_none_alive, NULL, &sw, why,
+	assert_int_equal(extc_sweep_leftovers(&fx->tree, &(struct extc_sweep_calls){ .alive = sweep_none_alive }, &sw, why,
 					      sizeof(why)), 0);
 	assert_int_equal(extc_tree_remove_job(&fx->tree, USER_UID, JOBID, &rep, why,
 					      sizeof(why)), 0);

@@ -1260,7 +1260,7 @@ static int sweep(struct fx *fx, extc_sweep_alive_fn alive, void *arg, struct ext
 
 	why[0] = '\0';
 	memset(rep, 0x5a, sizeof(*rep));
-	rv = extc_sweep_leftovers(&fx->tree, alive, arg, rep, why, 1024);
+	rv = extc_sweep_leftovers(&fx->tree, &(struct extc_sweep_calls){ .alive = alive, .alive_arg = arg }, rep, why, 1024);
 	assert_no_fd_leak(fx);
 	return (rv);
 }
