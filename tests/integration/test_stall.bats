@@ -159,8 +159,16 @@ stop_helper_while() {
     itest_no_drain
 }
 
-@test "E3.7: a job-mode job whose steps hold different keys pools nothing; one key, pooled under it" {
-    local mixed same
+@test "E3.7: a job-mode job whose steps hold different keys pools nothing it made, and returns what it took; one key, pooled under it" {
+    local prior mixed same out
+    # key mix-a holds one build, put back by a local-mode step
+    # shellcheck disable=SC2016 # expanded by the step
+    prior=$(lab_user env SLURM_EXT_CACHE_KEY=mix-a sbatch --parsable -w n1 -N1 -n1 --ext-cache=local \
+        -o "$LAB/work/%j.out" --wrap 'srun -n1 bash -c "mkdir -p \$TRITON_CACHE_DIR && touch \$TRITON_CACHE_DIR/from-prior"' 2>&1)
+    [[ $prior =~ ^[0-9]+$ ]] || fail "not submitted: $prior"
+    assert_equal "$(lab_wait_job "$prior" 120)" COMPLETED
+    itest_poll 60 n1_log_has "job $prior step 0: node pool: moved 1 entries into key" ||
+        fail "no put-back logged: $(grep "job $prior" "$(lab_log n1)" | tail -n 8)"
     # shellcheck disable=SC2016 # expanded by the job
     mixed=$(lab_user env SLURM_EXT_CACHE_KEY=mix-a sbatch --parsable -w n1 -N1 -n1 --ext-cache=job \
         -o "$LAB/work/%j.out" --wrap 'srun -n1 bash -c "mkdir -p \$TRITON_CACHE_DIR && touch \$TRITON_CACHE_DIR/from-mix-a"
@@ -171,6 +179,18 @@ stop_helper_while() {
         fail "no refusal logged: $(grep "job $mixed" "$(lab_log n1)" | tail -n 8)"
     itest_poll 60 itest_absent n1 "$B/$ITEST_UID/$mixed" || fail "job $mixed's directory is still there"
     assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name 'from-mix-*' 2>/dev/null)" ""
+    # the first step took key mix-a's build into the job's directory: it came back,
+    # unchanged; what the two steps made (from-mix-a, from-mix-b) is said not returned
+    assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name from-prior | wc -l)" 1
+    n1_log_has "job $mixed: epilog: node pool: 1 key\(s\) its steps took did not come back whole; .*2 entries made or changed during the job" ||
+        fail "the return is not logged: $(grep "job $mixed" "$(lab_log n1)" | tail -n 8)"
+    # key mix-a's next step on n1 is told, once; it starts warm from what came back
+    out=$(lab_user env SLURM_EXT_CACHE_KEY=mix-a srun -N1 -w n1 --ext-cache=local --ext-cache-verbose true 2>&1)
+    [[ $out == *"node n1: the node pool's key "*" lost builds at the end of job $mixed, 2 entries made or changed during the job"* ]] ||
+        fail "the key's next step was not told: $out"
+    [[ $out == *"node n1: warm: took 1 entry from the node pool"* ]] || fail "not warm from what came back: $out"
+    out=$(lab_user env SLURM_EXT_CACHE_KEY=mix-a srun -N1 -w n1 --ext-cache=local --ext-cache-verbose true 2>&1)
+    [[ $out != *"lost builds"* ]] || fail "told twice: $out"
 
     # shellcheck disable=SC2016 # expanded by the job
     same=$(lab_user env SLURM_EXT_CACHE_KEY=one sbatch --parsable -w n1 -N1 -n1 --ext-cache=job \
