@@ -40,10 +40,10 @@ struct extc_pool_child_arg {
 int extc_pool_child_fp(void *varg, void *res, size_t reslen);
 
 /*
- * The take, in the task as the user (called directly, not through
- * extc_as_user: what waits on it is the user's own): the key's builds
- * renamed into the fresh leaf (extc_pool_rename_take) when its manifest
- * allows, filling an extc_warm_seed_res.
+ * The take, an extc_as_user function the task runs through
+ * extc_warm_child_run_seed (what waits on it is the user's own task): the
+ * key's builds renamed into the fresh leaf (extc_pool_rename_take) when
+ * its manifest allows, filling an extc_warm_seed_res.
  */
 int extc_pool_child_take(void *varg, void *res, size_t reslen);
 

@@ -249,12 +249,13 @@ static void report_seed(struct extc_step *s, const struct extc_warm_seed_res *r)
 	extc_warm_report_seeded(extc_step_tell_report(s), where, r);
 }
 
-void extc_step_pool_seed(struct extc_step *s, bool seed_named)
+void extc_step_pool_seed(spank_t sp, struct extc_step *s, bool seed_named)
 {
 	struct extc_step_child *child = &s->child;
 	const struct extc_step_pool *pool = &s->pool;
 	const struct extc_warm_seed_res *r = &child->res.seed;
 	const char *leaf_path = s->warm_path;
+	struct extc_creds cr;
 	char size[64];
 
 	if (!extc_step_pool_seeds(s, seed_named))
@@ -262,8 +263,13 @@ void extc_step_pool_seed(struct extc_step *s, bool seed_named)
 	extc_step_child_arg(&child->arg.w, s, leaf_path, s->cfg.seed_timeout, pool->key);
 	child->arg.key_dir = pool->hold.dir;
 	/* the key's builds are renamed into the leaf, and put back at the end: no copy */
-	/* in the task, as the user: what waits on it is the user's own */
-	extc_pool_child_take(&child->arg, &child->res, sizeof(child->res));
+	/*
+	 * from the task, as the user: what waits on it is the user's own; in a
+	 * child of it that holds neither the key's record nor the job level
+	 */
+	extc_step_creds(sp, s, &cr);
+	extc_warm_child_run_seed(&cr, s->cfg.seed_timeout, extc_pool_child_take, &child->arg,
+				 &child->res.seed);
 	extc_warm_data_size_text(r->st.bytes, size, sizeof(size));
 	report_seed(s, r);
 	if (r->seed == EXTC_SEED_DONE)

@@ -31,8 +31,9 @@ bool extc_step_pool_seeds(const struct extc_step *s, bool seed_named);
 
 /*
  * task_init, in the task, as the user: fill the fresh leaf from the key's
- * builds (unless 'seed_named').
+ * builds (unless 'seed_named'), in a child holding none of slurmstepd's
+ * descriptors.
  */
-void extc_step_pool_seed(struct extc_step *s, bool seed_named);
+void extc_step_pool_seed(spank_t sp, struct extc_step *s, bool seed_named);
 
 #endif /* EXTC_STEP_POOL_H_ */

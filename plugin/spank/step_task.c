@@ -157,7 +157,10 @@ static void write_container_envfile(spank_t sp, int leaffd, const struct extc_st
 /*
  * Seeding happens here, in a task, as the user, before the user's program:
  * a seed the user stops, or that hangs in the user's own filesystem, holds
- * only the user's own tasks, never slurmstepd or a root process. The first
+ * only the user's own tasks, never slurmstepd or a root process. The seed
+ * itself runs in a child of the task that keeps none of the descriptors
+ * the task has from slurmstepd (the log, the locked job level, the key's
+ * record): the task keeps them for the exec that follows. The first
  * task of the node to lock the leaf seeds it; the others wait on the lock
  * and find its turn marked done (in the page user_init shared, else in a
  * mark file), so no task starts on a leaf being filled. The mark's name is
@@ -187,8 +190,8 @@ static void seed_once(spank_t sp, struct extc_step *s, bool tell, bool seeds)
 	if (s->turn_done != NULL ? *s->turn_done == 0
 				 : faccessat(fd, mark, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (seeds) {
-			extc_step_warm_seed(s);
-			extc_step_pool_seed(s, extc_step_warm_seeds(s));
+			extc_step_warm_seed(sp, s);
+			extc_step_pool_seed(sp, s, extc_step_warm_seeds(s));
 		}
 		write_container_envfile(sp, fd, s);
 		if (s->turn_done != NULL) {

@@ -14,6 +14,7 @@
 
 #include "base/seed_path.h"
 #include "base/text.h"
+#include "proc/as_user.h"
 #include "spank/log.h"
 #include "spank/option.h"
 #include "spank/step.h"
@@ -178,14 +179,16 @@ void extc_step_warm_child_arg(struct extc_warm_child_arg *a, const struct extc_s
 /*
  * In the task, as the user, before the user's program: a stuck seed holds
  * the user's own tasks only (step_task.c makes one task of the node seed
- * and the others wait for it).
+ * and the others wait for it). The copy runs in a child of the task that
+ * holds none of slurmstepd's descriptors (extc_warm_child_run_seed).
  */
-void extc_step_warm_seed(struct extc_step *s)
+void extc_step_warm_seed(spank_t sp, struct extc_step *s)
 {
 	static struct extc_warm_child_arg a;
 	static struct extc_warm_seed_res r;
 	const struct extc_step_warm *w = &s->warm;
 	const char *leaf_path = s->warm_path;
+	struct extc_creds cr;
 	char buf[96];
 
 	if (w->seed[0] == '\0' && w->publish[0] == '\0')
@@ -196,7 +199,8 @@ void extc_step_warm_seed(struct extc_step *s)
 		return;
 	}
 	extc_step_warm_child_arg(&a, s, leaf_path, s->cfg.seed_timeout);
-	extc_warm_child_seed(&a, &r, sizeof(r));
+	extc_step_creds(sp, s, &cr);
+	extc_warm_child_run_seed(&cr, s->cfg.seed_timeout, extc_warm_child_seed, &a, &r);
 	if (w->seed[0] != '\0') {
 		char size[64], where[sizeof(buf) + 32];
 

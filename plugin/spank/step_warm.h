@@ -34,9 +34,10 @@ void extc_step_warm_child_arg(struct extc_warm_child_arg *a, const struct extc_s
 
 /*
  * task_init, in the task, as the user: seed the fresh leaf (s->warm_path),
- * check the publish directory. What the user must hear is kept as notices.
+ * check the publish directory, in a child holding none of slurmstepd's
+ * descriptors. What the user must hear is kept as notices.
  */
-void extc_step_warm_seed(struct extc_step *s);
+void extc_step_warm_seed(spank_t sp, struct extc_step *s);
 
 /* Does this step seed from a directory the user (or the admin's seed=) named? */
 bool extc_step_warm_seeds(const struct extc_step *s);

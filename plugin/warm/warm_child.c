@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -93,6 +94,40 @@ int extc_warm_child_seed(void *varg, void *res, size_t reslen)
 	if (a->publish != NULL)
 		child_check_publish(a, r);
 	return (0);
+}
+
+/* What the seeding process runs: the seed, under a name of its own. */
+struct seed_call {
+	extc_as_user_fn fn;
+	void *arg;
+};
+
+static int seed_named(void *varg, void *res, size_t reslen)
+{
+	const struct seed_call *call = varg;
+
+	/* ps shows what the process is, not a second slurmstepd of the user's */
+	prctl(PR_SET_NAME, EXTC_WARM_SEED_NAME, 0, 0, 0);
+	return (call->fn(call->arg, res, reslen));
+}
+
+enum extc_as_user_result extc_warm_child_run_seed(const struct extc_creds *cr, uint32_t timeout_s,
+						  extc_as_user_fn fn, void *arg,
+						  struct extc_warm_seed_res *r)
+{
+	struct seed_call call = { fn, arg };
+	char why[EXTC_WARM_CHILD_WHY_MAX];
+	enum extc_as_user_result ret;
+
+	ret = extc_as_user(cr, (uint64_t)timeout_s * 1000, seed_named, &call, r, sizeof(*r), why,
+			   sizeof(why));
+	if (ret == EXTC_AS_USER_FAILED) {
+		/* nothing came back: the seed's caller reports it as a refused seed */
+		memset(r, 0, sizeof(*r));
+		r->seed = EXTC_SEED_REFUSED;
+		extc_fmt(r->seed_why, sizeof(r->seed_why), "%s", why);
+	}
+	return (ret);
 }
 
 int extc_warm_child_open(struct extc_warm_child_arg *a, const char *dir, int *leaffd,

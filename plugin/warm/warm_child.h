@@ -9,6 +9,7 @@
 
 #include "base/config.h"
 #include "base/layout.h"
+#include "proc/as_user.h"
 #include "warm/manifest.h"
 #include "warm/warm_copy.h"
 #include "warm/warm_publish.h"
@@ -55,6 +56,22 @@ struct extc_warm_publish_res {
  */
 int extc_warm_child_seed(void *varg, void *res, size_t reslen);
 int extc_warm_child_publish(void *varg, void *res, size_t reslen);
+
+/* The name ps shows for the process that seeds a step's directory. */
+#define EXTC_WARM_SEED_NAME "extc-seed"
+
+/*
+ * In the task, before the user's program: run the seed 'fn' (extc_warm_child_seed,
+ * extc_pool_child_take) on 'arg' in a child of its own, fully as cr's user,
+ * filling 'r'. The child holds none of the task's descriptors, which are
+ * slurmstepd's (its log, the job level it holds locked, the pool key's
+ * record): only its result pipe and /dev/null (extc_as_user). Waits
+ * 'timeout_s', the bound the seed's own deadline stays within, then kills
+ * it; when nothing came back, 'r' is a refused seed saying why.
+ */
+enum extc_as_user_result extc_warm_child_run_seed(const struct extc_creds *cr, uint32_t timeout_s,
+						  extc_as_user_fn fn, void *arg,
+						  struct extc_warm_seed_res *r);
 
 /*
  * In the child, as the user: open the leaf and 'dir', making dir's last

@@ -15,9 +15,13 @@
 #   - case 80: a job requeued onto n1 while its first run's end is held by
 #     a stopped helper: that end leaves the second run's directory, made
 #     at the same path, alone.
+#   - case 84: the process that seeds a step (extc-seed, a child of the
+#     task), stopped mid-copy, holds none of the descriptors the task has
+#     from slurmstepd; let go, it finishes and the step sees its seed.
 # The helpers are caught by their process name: every process the plugin
 # starts after a hook has returned is named extc-finisher (a step's end) or
-# extc-epilog (the epilog's), and so are the user's children it starts.
+# extc-epilog (the epilog's), and so are the user's children it starts; the
+# seed's process is extc-seed.
 # The catcher runs as root and looks only in n1's mount namespace: the
 # user's own pkill would do the same, but would also reach the helpers of
 # other labs on this machine run by a user of the same uid (the release
@@ -258,4 +262,77 @@ JOB
     touch "$W/release.$job"
     lab_wait_job "$job" 120 >/dev/null
     itest_no_drain
+}
+
+# fd_links PID: "FD=TARGET" a line for each descriptor PID holds, as node n1 sees them
+fd_links() {
+    # shellcheck disable=SC2016 # expanded in n1's namespace
+    lab_node n1 bash -c 'for f in /proc/$1/fd/*; do printf "%s=%s\n" "${f##*/}" "$(readlink "$f")"; done' fds "$1" |
+        sort -n
+}
+
+# seed_caught_while KEY SRUN-ARGS...: a step on n1 under SLURM_EXT_CACHE_KEY=KEY that
+# prints the entries its TRITON_CACHE_DIR starts with; its seeding process
+# (extc-seed) is stopped the moment it appears, its descriptors read next to
+# its task's and asserted, then let go. Sets OUT (the step's output) and JOB.
+seed_caught_while() {
+    local key=$1 rc=0 srun_pid seeder task held task_held stray
+    shift
+    start_catcher extc-seed
+    # shellcheck disable=SC2016 # expanded by the task
+    lab_user env SLURM_EXT_CACHE_KEY="$key" timeout -k 5 120 srun -w n1 -N1 -n1 "$@" \
+        bash -c 'echo "SEEDED $(ls "$TRITON_CACHE_DIR" | wc -l)"; echo "JOB $SLURM_JOB_ID"' \
+        >"$BATS_FILE_TMPDIR/seed.out" 2>&1 &
+    srun_pid=$!
+    itest_poll 60 caught || fail "no seeding process caught: $(cat "$BATS_FILE_TMPDIR/caught")"
+    seeder=$(stopped_pids)
+    itest_poll 30 all_stopped "$seeder" || fail "not stopped: $seeder"
+    held=$(fd_links "$seeder")
+    task=$(awk '/^PPid:/ {print $2}' "/proc/$seeder/status")
+    task_held=$(fd_links "$task")
+    echo "# the task ($task) holds: $(paste -sd' ' <<<"$task_held")" >&3
+    echo "# its seeding process ($seeder) holds: $(paste -sd' ' <<<"$held")" >&3
+    # the control: the task it was forked from holds slurmstepd's log, the job level, the key's record
+    grep -q "=$LAB/log/slurmd-n1.log$" <<<"$task_held" || fail "the task holds no slurmd log: $task_held"
+    grep -qE "=$B/$ITEST_UID/[0-9]+$" <<<"$task_held" || fail "the task holds no job level: $task_held"
+    grep -qE "=$POOL/$ITEST_UID/[0-9a-f]+\.use$" <<<"$task_held" || fail "the task holds no key record: $task_held"
+    # stdio on /dev/null, at 3 the result pipe the task reads, past it only what the seed
+    # itself opened: the step's own directory (uid/job/step), the seed or the key's
+    # directory; no log, no socket, no other pipe, no root-owned level or record
+    assert_equal "$(sed -n '1,3p' <<<"$held" | paste -sd' ')" "0=/dev/null 1=/dev/null 2=/dev/null"
+    [[ $(sed -n 4p <<<"$held") =~ ^3=(pipe:\[[0-9]+\])$ ]] || fail "fd 3 is not a pipe: $held"
+    cut -d= -f2- <<<"$task_held" | grep -qxF "${BASH_REMATCH[1]}" ||
+        fail "fd 3 is not a pipe the task holds: $held"
+    stray=$(sed '1,4d' <<<"$held" |
+        grep -vE "^[0-9]+=($B/$ITEST_UID/[0-9]+/[0-9]+|$W/seed|$POOL/$ITEST_UID/[0-9a-f]+)(/.*)?$" || true)
+    [ -z "$stray" ] || fail "the seeding process holds what it did not open itself: $stray"
+    # the user's own process: the user may stop it, and so holds only their own task
+    lab_user kill -0 "$seeder" || fail "the user cannot signal its seeding process $seeder"
+    kill -CONT "$seeder"
+    wait "$srun_pid" || rc=$?
+    OUT=$(cat "$BATS_FILE_TMPDIR/seed.out")
+    [ "$rc" -eq 0 ] || fail "srun failed ($rc): $OUT"
+    JOB=$(awk '/^JOB/ {print $2}' <<<"$OUT")
+}
+
+@test "case 84: the process that seeds a step holds no descriptor of slurmstepd; let go, it seeds, and the pool's take after it" {
+    local job
+    # a seed large enough that its copy lives to be caught
+    lab_user bash -c "mkdir -p '$W/seed/triton' && cd '$W/seed/triton' && seq $ENTRIES | xargs touch" ||
+        fail "cannot make the seed"
+    seed_caught_while stall-seed --ext-cache=local --ext-cache-seed="$W/seed"
+    assert_equal "$(grep '^SEEDED' <<<"$OUT")" "SEEDED $ENTRIES"
+    job=$JOB
+    # its end moves what it was seeded with into the key: the next step's seed is the pool's take
+    itest_poll 120 n1_log_has "job $job step 0: node pool: moved $ENTRIES entries into key" ||
+        fail "no move into the pool logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
+    # the take runs through the same child (test_warm.c shows what it holds); a rename of
+    # one directory is over too soon to be caught reliably, so here only what it does:
+    # the step starts with every entry, and the user is told the take's line
+    # shellcheck disable=SC2016 # expanded by the task
+    OUT=$(lab_user env SLURM_EXT_CACHE_KEY=stall-seed srun -w n1 -N1 -n1 --ext-cache=local --ext-cache-verbose \
+        bash -c 'echo "SEEDED $(ls "$TRITON_CACHE_DIR" | wc -l)"' 2>&1) || fail "srun failed: $OUT"
+    assert_equal "$(grep '^SEEDED' <<<"$OUT")" "SEEDED $ENTRIES"
+    grep -qE "warm: took $ENTRIES entries.* from the node pool" <<<"$OUT" || fail "no warm line for the pool's take: $OUT"
+    no_drain_now
 }

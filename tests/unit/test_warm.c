@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +28,7 @@
 #include "warm/manifest.h"
 #include "base/text.h"
 #include "warm/warm_copy.h"
+#include "warm/warm_child.h"
 #include "warm/warm_data.h"
 #include "base/seed_path.h"
 #include "warm/warm_publish.h"
@@ -1208,6 +1211,109 @@ static void test_as_user_drops_for_good_and_is_bounded(void **state)
 	assert_true(extc_clock_monotonic_ns() - t0 < 5000000000ULL);
 }
 
+/*
+ * The descriptors of the calling process, as "FD=TARGET " in order, and
+ * its name: what a seed run through extc_warm_child_run_seed holds.
+ */
+static void list_fds(char *out, size_t outlen)
+{
+	char name[16] = "", link[PATH_MAX], target[PATH_MAX];
+	size_t used;
+	int fds[64], n = 0, i, j;
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	used = (size_t)snprintf(out, outlen, "%s:", name);
+	while (d != NULL && (de = readdir(d)) != NULL && n < 64) {
+		/* the listing's own descriptor is not one the process held */
+		if (de->d_name[0] != '.' && atoi(de->d_name) != dirfd(d))
+			fds[n++] = atoi(de->d_name);
+	}
+	for (i = 1; i < n; i++) {
+		for (j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+			int t = fds[j];
+
+			fds[j] = fds[j - 1];
+			fds[j - 1] = t;
+		}
+	}
+	for (i = 0; i < n && used < outlen; i++) {
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fds[i]);
+		len = readlink(link, target, sizeof(target) - 1);
+		target[len < 0 ? 0 : len] = '\0';
+		used += (size_t)snprintf(out + used, outlen - used, " %d=%s", fds[i], target);
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
+static int seed_lists_fds(void *arg, void *res, size_t reslen)
+{
+	struct extc_warm_seed_res *r = res;
+
+	(void)arg;
+	memset(r, 0, reslen);
+	r->seed = EXTC_SEED_DONE;
+	list_fds(r->seed_why, sizeof(r->seed_why));
+	return (0);
+}
+
+/*
+ * A seed run from a task holds nothing of what the task inherited from
+ * slurmstepd: not a log open for append, not a directory held for its
+ * lock, not a descriptor far up the table, none without CLOEXEC; only
+ * /dev/null as stdio and its result pipe.
+ */
+static void test_seed_child_holds_only_its_pipe(void **state)
+{
+	struct extc_creds cr = { NOBODY, NOBODY, NULL, 0 };
+	struct extc_warm_seed_res r;
+	char p[PATH_MAX], here[600], want_log[PATH_MAX + 8];
+	int log, level, high;
+	const char *pipe_link;
+
+	(void)state;
+	assert_int_equal(mkdirs("fds/level"), 0);
+	log = open(fsfx_path(&fx, p, "fds/slurmd.log"), O_WRONLY | O_CREAT | O_APPEND, 0600);
+	level = open(fsfx_path(&fx, p, "fds/level"), O_RDONLY | O_DIRECTORY);
+	assert_true(log >= 0 && level >= 0);
+	high = dup2(log, 900);
+	assert_int_equal(high, 900);
+	/* the control: this process holds them, so a child that keeps all would show them */
+	list_fds(here, sizeof(here));
+	snprintf(want_log, sizeof(want_log), " %d=%s", log, fsfx_path(&fx, p, "fds/slurmd.log"));
+	assert_non_null(strstr(here, want_log));
+	assert_non_null(strstr(here, " 900="));
+
+	assert_int_equal(extc_warm_child_run_seed(&cr, 10, seed_lists_fds, NULL, &r),
+			 EXTC_AS_USER_DONE);
+	/* stdio on /dev/null, the result pipe at 3, and nothing else */
+	assert_true(extc_has_prefix(r.seed_why, EXTC_WARM_SEED_NAME ": 0=/dev/null 1=/dev/null "
+				    "2=/dev/null 3=pipe:["));
+	pipe_link = strstr(r.seed_why, " 3=pipe:[");
+	assert_non_null(pipe_link);
+	assert_null(strchr(pipe_link + 1, ' '));
+	close(high);
+	close(level);
+	close(log);
+}
+
+/* Nothing comes back from a seed that runs out of time: it reads as refused, saying why. */
+static void test_seed_child_out_of_time_is_a_refused_seed(void **state)
+{
+	struct extc_creds cr = { NOBODY, NOBODY, NULL, 0 };
+	struct extc_warm_seed_res r;
+
+	(void)state;
+	assert_int_equal(extc_warm_child_run_seed(&cr, 0, sleep_long, NULL, &r),
+			 EXTC_AS_USER_FAILED);
+	assert_int_equal(r.seed, EXTC_SEED_REFUSED);
+	assert_non_null(strstr(r.seed_why, "gave up after 0 s"));
+}
+
 /* ---- the values users and admins give ------------------------------------------ */
 
 static void test_dir_values_and_pattern(void **state)
@@ -1277,6 +1383,8 @@ int main(void)
 		cmocka_unit_test(test_seed_failure_as_the_user_leaves_nothing),
 		cmocka_unit_test(test_publish_removes_only_old_stages_of_this_user),
 		cmocka_unit_test(test_as_user_drops_for_good_and_is_bounded),
+		cmocka_unit_test(test_seed_child_holds_only_its_pipe),
+		cmocka_unit_test(test_seed_child_out_of_time_is_a_refused_seed),
 	};
 
 	return (TESTMAIN_TIERED("warm", "it drops to uid 65534 and hands it files", any, root,
