@@ -10,11 +10,14 @@
 #     srun and the job end; no node drains; the work goes on once the
 #     helper is let go, and the directory outlives it.
 #   - E3.2: the same for the helper of a job-mode job's epilog.
-#   - E3.7: a job-mode job whose steps hold different keys pools nothing;
-#     one whose steps share a key pools its builds under that key.
+#   - E3.7: a job-mode job whose steps hold different keys pools nothing
+#     it made and returns what it took; one whose steps share a key pools
+#     its builds under that key.
 #   - case 80: a job requeued onto n1 while its first run's end is held by
 #     a stopped helper: that end leaves the second run's directory, made
 #     at the same path, alone.
+#   - case 83: slurmstepd SIGKILLed while its step holds a key taken from
+#     the pool: the job's epilog returns the key's builds, whole.
 #   - case 84: the process that seeds a step (extc-seed, a child of the
 #     task), stopped mid-copy, holds none of the descriptors the task has
 #     from slurmstepd; let go, it finishes and the step sees its seed.
@@ -334,5 +337,55 @@ seed_caught_while() {
         bash -c 'echo "SEEDED $(ls "$TRITON_CACHE_DIR" | wc -l)"' 2>&1) || fail "srun failed: $OUT"
     assert_equal "$(grep '^SEEDED' <<<"$OUT")" "SEEDED $ENTRIES"
     grep -qE "warm: took $ENTRIES entries.* from the node pool" <<<"$OUT" || fail "no warm line for the pool's take: $OUT"
+    no_drain_now
+}
+
+# step_stepd JOB: the pid of slurmstepd of JOB's step 0 on n1 (in n1's mount namespace only)
+step_stepd() {
+    local ns p
+    ns=$(readlink "/proc/$(cat "$LAB/run/lab-slurmd-n1.pid")/ns/mnt")
+    for p in $(pgrep -x slurmstepd); do
+        [ "$(readlink "/proc/$p/ns/mnt" 2>/dev/null)" = "$ns" ] || continue
+        tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "[$1.0]" && { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+@test "case 83: slurmstepd killed while its step holds a key taken from the pool: the epilog returns it whole" {
+    local prior job took srun_pid stepd out
+    # key killed-mid holds 50 builds, put back by a local-mode step
+    # shellcheck disable=SC2016 # expanded by the step
+    prior=$(lab_user env SLURM_EXT_CACHE_KEY=killed-mid sbatch --parsable -w n1 -N1 -n1 --ext-cache=local \
+        -o "$LAB/work/%j.out" --wrap 'srun -n1 bash -c "mkdir -p \$TRITON_CACHE_DIR && cd \$TRITON_CACHE_DIR && touch \$(seq 50)"' 2>&1)
+    [[ $prior =~ ^[0-9]+$ ]] || fail "not submitted: $prior"
+    assert_equal "$(lab_wait_job "$prior" 120)" COMPLETED
+    itest_poll 60 n1_log_has "job $prior step 0: node pool: moved 50 entries into key" ||
+        fail "no put-back logged: $(grep "job $prior" "$(lab_log n1)" | tail -n 8)"
+    # a step (srun alone: a batch step would take the key first) takes them, says how
+    # many it has, and waits to be let go
+    rm -f "$W/took" "$W/let-go"
+    # shellcheck disable=SC2016 # expanded by the step
+    lab_user env SLURM_EXT_CACHE_KEY=killed-mid W="$W" timeout -k 5 180 srun -w n1 -N1 -n1 --ext-cache=local \
+        bash -c 'echo "$SLURM_JOB_ID $(ls "$TRITON_CACHE_DIR" | wc -l)" >"$W/took"; until [ -e "$W/let-go" ]; do sleep 0.2; done' \
+        >"$BATS_FILE_TMPDIR/killed.out" 2>&1 &
+    srun_pid=$!
+    itest_poll 60 test -s "$W/took" || fail "the step did not start: $(cat "$BATS_FILE_TMPDIR/killed.out")"
+    read -r job took <"$W/took"
+    assert_equal "$took" 50
+    # slurmstepd of the step dies: no exit hook runs, its directory stays with the key's builds
+    stepd=$(step_stepd "$job") || fail "no slurmstepd for $job.0 on n1"
+    kill -KILL "$stepd"
+    touch "$W/let-go"
+    wait "$srun_pid" || true
+    # slurmctld still counts the step: the job ends as an admin or the time limit would end it
+    lab_root scancel "$job"
+    itest_poll 120 job_over "$job" || fail "job $job is not over: $(lab_job_state "$job")"
+    itest_poll 60 n1_log_has "job $job: epilog: node pool: returned 1 key\(s\) its steps took and had not put back \(50 entries\)" ||
+        fail "no return logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
+    itest_poll 60 itest_absent n1 "$B/$ITEST_UID/$job" || fail "job $job's directory is still there"
+    # the key is whole: its next step starts from all 50, and is told of no loss
+    out=$(lab_user env SLURM_EXT_CACHE_KEY=killed-mid srun -N1 -w n1 --ext-cache=local --ext-cache-verbose true 2>&1)
+    [[ $out == *"node n1: warm: took 50 entries from the node pool"* ]] || fail "the key is not whole: $out"
+    [[ $out != *"lost builds"* ]] || fail "a loss was told: $out"
     no_drain_now
 }

@@ -1282,6 +1282,57 @@ static void make_job(struct fx *fx, uid_t uid, uint32_t jobid, int *hold)
 		fx->fs.fds++;	/* the caller keeps it open for a while */
 }
 
+/* What the sweep told before a tree went: whose, and whether the tree was still whole then. */
+struct retire_log {
+	struct fx *fx;
+	unsigned calls;
+	uid_t uid[8];
+	uint32_t jobid[8];
+	bool whole[8];
+};
+
+static void retire_cb(uid_t uid, uint32_t jobid, void *arg)
+{
+	struct retire_log *log = arg;
+	char p[PATH_MAX], rel[64];
+
+	if (log->calls >= 8)
+		return;
+	snprintf(rel, sizeof(rel), "base/%u/%u/0/a", (unsigned)uid, jobid);
+	log->uid[log->calls] = uid;
+	log->jobid[log->calls] = jobid;
+	log->whole[log->calls] = fsfx_exists(path_of(log->fx, p, rel));
+	log->calls++;
+}
+
+/*
+ * Before a crashed job's tree goes, the sweep says whose it is, while the
+ * tree is whole (the node pool returns what the job took); never for a
+ * tree it keeps.
+ */
+static void test_sweep_tells_before_a_tree_goes(void **state)
+{
+	struct fx *fx = *state;
+	struct retire_log log = { .fx = fx };
+	struct alive_log alive = { .alive_job = 79 };
+	struct extc_sweep_report rep;
+	char why[1024], p[PATH_MAX];
+
+	make_job(fx, USER_UID, 77, NULL);
+	make_job(fx, USER_UID, 79, NULL);	/* still running elsewhere */
+	why[0] = '\0';
+	assert_int_equal(extc_sweep_leftovers(&fx->tree, &(struct extc_sweep_calls){
+		.alive = alive_cb, .alive_arg = &alive, .before_retire = retire_cb, .retire_arg = &log,
+	}, &rep, why, sizeof(why)), 0);
+	assert_int_equal(rep.jobs_removed, 1);
+	assert_int_equal(log.calls, 1);
+	assert_int_equal(log.uid[0], USER_UID);
+	assert_int_equal(log.jobid[0], 77);
+	assert_true(log.whole[0]);
+	assert_false(fsfx_exists(path_of(fx, p, "base/4242/77")));
+	assert_true(fsfx_exists(path_of(fx, p, "base/4242/79/0/a")));
+}
+
 static void test_sweep_removes_only_unheld_finished_jobs(void **state)
 {
 	struct fx *fx = *state;
@@ -1804,6 +1855,7 @@ int main(void)
 		FS_TEST(test_node_level),
 		FS_TEST(test_policy_root),
 		FS_TEST(test_sweep_removes_only_unheld_finished_jobs),
+		FS_TEST(test_sweep_tells_before_a_tree_goes),
 		FS_TEST(test_sweep_respects_every_step_holding_the_job),
 		FS_TEST(test_sweep_leaves_unverified_levels_alone),
 		FS_TEST(test_sweep_when_nothing_exists),
