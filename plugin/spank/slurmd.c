@@ -49,13 +49,21 @@ struct trash_job {
 	struct extc_fs_policy pol;
 };
 
-/* The pool's eviction pass: what it moves to the trash goes with the emptying that follows. */
+/*
+ * The pool's eviction pass: what it moves to the trash goes with the
+ * emptying that follows. With pool=off, what an earlier pool=node left is
+ * emptied the same way: every key no step holds goes (a pool_ttl of none),
+ * a held one at a later pass.
+ */
 static void evict_pool(struct trash_job *job)
 {
-	const struct extc_tree tree = { &job->cfg, &job->pol };
+	struct extc_config cfg = job->cfg;
+	const struct extc_tree tree = { &cfg, &job->pol };
 	struct extc_pool_evict_report rep;
 	char why[EXTC_WHY_MAX], text[512];
 
+	if (!cfg.pool)
+		cfg.pool_ttl = 0;
 	if (extc_pool_evict(&tree, (int64_t)time(NULL), &rep, why, sizeof(why)) < 0) {
 		extc_error("node pool: eviction: %s", why);
 		return;
@@ -63,7 +71,10 @@ static void evict_pool(struct trash_job *job)
 	if (rep.keys == 0)
 		return;
 	extc_pool_evict_report_text(&rep, text, sizeof(text));
-	extc_verbose("node pool: %s", text);
+	if (cfg.pool)
+		extc_verbose("node pool: %s", text);
+	else
+		extc_info("node pool: off on this node (pool=off): emptying what it held: %s", text);
 }
 
 /* In the detached grandchild, after the epilog has returned. */
@@ -79,8 +90,7 @@ static void empty_trash_now(void *arg)
 	extc_rm_limits_default(&limits);
 	limits.deadline_ns = t0 + TRASH_BUDGET_NS;
 	job->pol.rm_limits = &limits;
-	if (job->cfg.pool)
-		evict_pool(job);
+	evict_pool(job);
 	if (extc_trash_empty(&tree, &report, why, sizeof(why)) < 0) {
 		extc_error("emptying the trash after the epilog: %s (the next epilog goes on)", why);
 		return;

@@ -59,6 +59,7 @@ run_ext() {
 # per rank: node role compiled+linked ok
 ranks() { awk "$KV"' { kv(); print F["node"], F["role"], F["compiled"] + F["linked"], F["ok"] }' <<<"$RES" | sort; }
 keys_on() { lab_node "$1" find "$POOL/$ITEST_UID" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null | sort; }
+n1_pool_empty() { [ -z "$(keys_on n1)" ]; }
 
 @test "job 1 builds on every node; its builds move into the node's pool at step end" {
     run_ext extc_p job1.log -- -N3 --ntasks-per-node=1 --ext-cache=local
@@ -394,4 +395,29 @@ SH
     [ "$status" -ne 0 ] || fail "srun ran with pool_max above pool_total_max"
     assert_output --partial "pool_max=2147483648 bytes: larger than pool_total_max=1073741824 bytes"
     itest_plugstack "required $LAB_PLUGIN base=$ITEST_BASE pool=node"
+}
+
+@test "pool=off after pool=node: slurmd's start and each epilog empty the pool; steps neither take nor pool" {
+    itest_cluster "base=$ITEST_BASE pool=node"
+    # shellcheck disable=SC2016 # expanded by the step
+    lab_user env SLURM_EXT_CACHE_KEY=off-later srun -N1 -w n1 --ext-cache=local \
+        bash -c 'mkdir -p "$TRITON_CACHE_DIR" && touch "$TRITON_CACHE_DIR/kept-before"' ||
+        fail "the step failed"
+    lab_wait_settled 120 >/dev/null
+    [ -n "$(keys_on n1)" ] || fail "nothing pooled on n1"
+    # the admin turns the pool off: slurmd's start empties what it held
+    itest_cluster "base=$ITEST_BASE pool=off"
+    itest_poll 60 n1_pool_empty || fail "the pool is not emptied on n1: $(keys_on n1)"
+    grep -qE "node pool: off on this node \(pool=off\): emptying what it held" "$(lab_log n1)" ||
+        fail "no line says the pool is emptied: $(grep 'node pool' "$(lab_log n1)" | tail -n 4)"
+    # a step now neither takes nor pools
+    # shellcheck disable=SC2016 # expanded by the step
+    out=$(lab_user env SLURM_EXT_CACHE_KEY=off-later srun -N1 -w n1 --ext-cache=local --ext-cache-verbose \
+        bash -c 'ls "$TRITON_CACHE_DIR" 2>/dev/null | wc -l; mkdir -p "$TRITON_CACHE_DIR" && touch "$TRITON_CACHE_DIR/made-off"' 2>&1) ||
+        fail "the step failed: $out"
+    [[ $out == *"cold: no seed directory was named and the node pool is off on this node"* ]] || fail "not told: $out"
+    lab_wait_settled 120 >/dev/null
+    assert_equal "$(keys_on n1)" ""
+    itest_cluster "base=$ITEST_BASE pool=node"
+    itest_no_drain
 }
