@@ -29,6 +29,12 @@
 #define EXTC_FINISHER_NAME "extc-finisher"
 
 /*
+ * The put-back moves, it never copies: renames take milliseconds, so more
+ * than this is a hung filesystem (as the epilog's, EXTC_POOL_EPILOG_TIMEOUT).
+ */
+#define PUT_BACK_TIMEOUT_S 60
+
+/*
  * Is the leaf below the job level the step holds still the directory it
  * made, and that level still at its path? A requeued run of the job on
  * this node may have made a new directory of the same path meanwhile: that
@@ -173,25 +179,27 @@ static void account(struct extc_step *s, char *size, size_t sizelen)
 
 /*
  * The node pool, before a local-mode leaf goes: put its completed builds
- * back into the key (in a child, as the user, bounded by publish_timeout),
- * then record what the key holds.
+ * back into the key (in a child, as the user, bounded by PUT_BACK_TIMEOUT_S
+ * or publish_timeout if less), then record what the key holds.
  */
 static void put_back_pool(spank_t sp, struct extc_step *s)
 {
 	const struct extc_config *cfg = &s->cfg;
 	struct extc_step_child *child = &s->child;
 	const struct extc_warm_publish_res *r = &child->res.put_back;
+	const uint32_t timeout = cfg->publish_timeout < PUT_BACK_TIMEOUT_S ? cfg->publish_timeout :
+									     PUT_BACK_TIMEOUT_S;
 	struct timespec now;
 	char size[64];
 	enum extc_as_user_result ret;
 
 	if (!s->pool.held)
 		return;
-	extc_step_child_arg(&child->arg.w, s, s->warm_path, cfg->publish_timeout, s->pool.key);
+	extc_step_child_arg(&child->arg.w, s, s->warm_path, timeout, s->pool.key);
 	child->arg.key_dir = s->pool.hold.dir;
 	clock_gettime(CLOCK_REALTIME, &now);
-	extc_warm_sweep_stale_limit(cfg->publish_timeout, &now, &child->arg.w.opts.stale_before);
-	ret = run_as_user(sp, s, extc_pool_child_put_back, cfg->publish_timeout);
+	extc_warm_sweep_stale_limit(timeout, &now, &child->arg.w.opts.stale_before);
+	ret = run_as_user(sp, s, extc_pool_child_put_back, timeout);
 	if (ret == EXTC_AS_USER_FAILED) {
 		extc_info("node pool: nothing moved in: %s", child->why);
 		account(s, size, sizeof(size));
