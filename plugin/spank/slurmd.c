@@ -194,11 +194,12 @@ static void tell_pool_job(const char *who, enum extc_pool_job_result moved,
 	else if (moved != EXTC_POOL_JOB_NONE)
 		extc_info("%s: node pool: %s", who, why);
 	if (t->returned > 0)
-		extc_verbose("%s: node pool: returned %u key(s) its steps took and had not put back "
-			     "(%llu entries)", who, t->returned, (unsigned long long)t->entries);
+		extc_verbose("%s: node pool: put back what %u of its steps' directories held (%llu "
+			     "%s): their ends had not", who, t->returned, (unsigned long long)t->entries,
+			     t->entries == 1 ? "entry" : "entries");
 	if (t->lost > 0)
-		extc_error("%s: node pool: %u key(s) its steps took did not come back whole; each key's "
-			   "next step is told (%s)", who, t->lost, t->first_why);
+		extc_error("%s: node pool: %u of its steps' directories did not go back whole into "
+			   "their keys; each key's next step is told (%s)", who, t->lost, t->first_why);
 }
 
 /*

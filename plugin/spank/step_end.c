@@ -14,6 +14,7 @@
 #include "base/mode.h"
 #include "base/text.h"
 #include "proc/as_user.h"
+#include "fs/fs_slot.h"
 #include "fs/fs_tree.h"
 #include "pool/pool_child.h"
 #include "pool/pool_hold.h"
@@ -264,15 +265,86 @@ static void finish(void *varg)
 	remove_leaf(s);
 }
 
-void extc_step_end_finish(spank_t sp, struct extc_step *s)
+/*
+ * The hook waits on what the user controls 5 s at most in all: a slot
+ * (freed as the user's helpers end), then the detached end itself.
+ */
+_Static_assert(EXTC_SLOT_WAIT_MS + EXTC_HOOK_WAIT_MS < 5000,
+	       "exit waits on the user's helpers for more than 5 s");
+
+/*
+ * One slot of the user's and one of the node's for the detached end
+ * (fs_slot.h): a user who stops their own helpers holds a root process
+ * per step end while they are stopped, and these are the bound on them.
+ * False, said in one line, when none was had within EXTC_SLOT_WAIT_MS;
+ * 'pooled' says whether the step's leaf is then left to the job epilog.
+ */
+static bool take_slots(const struct extc_step *s, bool pooled, struct extc_slot_held *slots)
 {
-	const int keep[] = { s->hold_fd };
+	static const struct extc_slot_bound bound = { EXTC_SLOT_PER_USER, EXTC_SLOT_PER_NODE };
+	const char *left = pooled ? "nothing of it is published, and its directory is left in "
+				    "place for the job epilog, which moves its builds into the node "
+				    "pool" :
+				    "its builds are not published";
+	char why[EXTC_WHY_MAX];
+	enum extc_slot_result res = extc_slot_take(&s->tree, s->ids.uid, &bound, EXTC_SLOT_WAIT_MS,
+						   slots, why, sizeof(why));
+
+	if (res == EXTC_SLOT_USER_FULL)
+		extc_info("the step's end is not detached: %u detached step ends of this user are "
+			  "running on this node, the bound per user (waited %u ms); %s",
+			  EXTC_SLOT_PER_USER, EXTC_SLOT_WAIT_MS, left);
+	else if (res == EXTC_SLOT_NODE_FULL)
+		extc_info("the step's end is not detached: %u detached step ends are running on "
+			  "this node, the bound per node (waited %u ms); %s", EXTC_SLOT_PER_NODE,
+			  EXTC_SLOT_WAIT_MS, left);
+	else if (res == EXTC_SLOT_REFUSED)
+		extc_error("the step's end is not detached: no slot under the bound of detached "
+			   "step ends can be had (%s); %s", why, left);
+	return (res == EXTC_SLOT_TAKEN);
+}
+
+/* The end, detached: it holds the job level and both slots with descriptors of its own. */
+static enum extc_detach_result detach(spank_t sp, struct extc_step *s,
+				      const struct extc_slot_held *slots, pid_t *pid)
+{
+	const int keep[] = { s->hold_fd, slots->user_fd, slots->node_fd };
 	const struct extc_detach_opts opts = {
-		.name = EXTC_FINISHER_NAME, .keep = keep, .nkeep = 1, .wait_ms = EXTC_HOOK_WAIT_MS,
+		.name = EXTC_FINISHER_NAME, .keep = keep, .nkeep = 3, .wait_ms = EXTC_HOOK_WAIT_MS,
 		.leave_job_cgroups = true,
 	};
 	struct end_arg arg = { .sp = sp, .s = s };
+
+	return (extc_background_detach(finish, &arg, &opts, pid));
+}
+
+/*
+ * No end runs for this step (over the bound, or no process): a local leaf
+ * the pool holds is left for the job epilog, which returns what a note
+ * names (pool_taken.h). A step that took nothing has no note yet: one is
+ * written now, so that what it built goes into the key too. Any other
+ * local leaf goes now.
+ */
+static void leave_to_epilog(struct extc_step *s)
+{
+	char why[EXTC_WHY_MAX];
+
+	if (s->choice.mode != EXTC_MODE_LOCAL)
+		return;
+	if (!s->pool.held) {
+		remove_leaf(s);
+		return;
+	}
+	if (!s->pool.may_take &&
+	    extc_pool_taken_note(&s->tree, &s->ids, false, s->pool.key, s->warm_path, why,
+				 sizeof(why)) != EXTC_POOL_TAKEN_NOTED)
+		extc_info("node pool: %s; this step's builds are not pooled", why);
+}
+
+void extc_step_end_finish(spank_t sp, struct extc_step *s)
+{
 	bool local = s->choice.mode == EXTC_MODE_LOCAL;
+	struct extc_slot_held slots;
 	enum extc_detach_result detached;
 	pid_t pid;
 
@@ -283,16 +355,21 @@ void extc_step_end_finish(spank_t sp, struct extc_step *s)
 			remove_leaf(s);
 		return;
 	}
-	detached = extc_background_detach(finish, &arg, &opts, &pid);
+	/* over the bound: a leaf the pool holds is left whole for the epilog; any other goes */
+	if (!take_slots(s, local && s->pool.held, &slots)) {
+		leave_to_epilog(s);
+		return;
+	}
+	detached = detach(sp, s, &slots, &pid);
+	extc_slot_release(&slots);	/* the detached end holds them with its own descriptors */
 	if (detached == EXTC_DETACH_RUNNING) {
 		extc_verbose("the step's builds are still being published or moved into the node pool "
 			     "after %u ms; that goes on in the background (pid %d)", EXTC_HOOK_WAIT_MS,
 			     (int)pid);
 	} else if (detached == EXTC_DETACH_FAILED) {
 		extc_error("cannot start the step's publish and pool move: nothing is published from "
-			   "this step%s", local && s->pool.may_take ? "; its directory is left for the job "
-			   "epilog, which returns its builds to the node pool" : "");
-		if (local && !s->pool.may_take)
-			remove_leaf(s);
+			   "this step%s", local && s->pool.held ? "; its directory is left for the job "
+			   "epilog, which moves its builds into the node pool" : "");
+		leave_to_epilog(s);
 	}
 }

@@ -12,6 +12,7 @@
 load lib/itest
 
 POOL=$ITEST_BASE/.pool
+n1_log_has() { grep -qE -- "$1" "$(lab_log n1)"; }
 VICTIM=${EXTC_LAB_VICTIM:-extcvictim}
 
 setup_file() {
@@ -29,6 +30,15 @@ setup_file() {
 }
 
 teardown_file() { itest_teardown_file; }
+
+# what a case started in the background and has not ended itself (case 85)
+teardown() {
+    if [ -f "$W/bound.pids" ]; then
+        # shellcheck disable=SC2046 # one pid a word
+        kill $(cat "$W/bound.pids") 2>/dev/null || true
+        rm -f "$W/bound.pids"
+    fi
+}
 
 as_victim() { LAB_USER=$VICTIM lab_user "$@"; }
 
@@ -152,6 +162,9 @@ PY
     lab_node n1 touch -d '30 days ago' "$POOL/$VICTIM_UID/$stale.use"
     va=$(new_key as_victim va "$(fill 716800)")
     vb=$(new_key as_victim vb "$(fill 716800)")
+    # va used an hour before vb: two steps a second apart at most would tie (the
+    # record's time is in seconds), and a tie goes by key name
+    lab_node n1 touch -d '1 hour ago' "$POOL/$VICTIM_UID/$va.use"
     before=$(sum_of "$VICTIM_UID" "$vb")
     trigger_pass
     itest_poll 30 itest_absent n1 "$POOL/$VICTIM_UID/$stale" || fail "the victim's key unused past pool_ttl is kept"
@@ -160,5 +173,131 @@ PY
     # the newest 20: the user's own step's key and the 19 newest of the others
     assert_equal "$(keys_of "$ITEST_UID" | wc -l)" 20
     lab_node n1 test -d "$POOL/$ITEST_UID/$own" || fail "the user's newest key went"
+    itest_no_drain
+}
+
+# finishers_max N1_PID OUT SECONDS: until killed, or for SECONDS, count
+# every 2 ms the step ends (root processes named extc-finisher whose parent
+# is not one: not a helper still root between its fork and its switch to
+# the user) alive in n1's mount namespace, and keep the most seen at once
+# in OUT. The process started in the background is the counter itself.
+finishers_max() {
+    exec python3 - "$1" "$2" "$3" <<'PY'
+import os, sys, time
+anchor, out, limit = sys.argv[1], sys.argv[2], float(sys.argv[3])
+ns = os.readlink("/proc/%s/ns/mnt" % anchor)
+def field(p, what):
+    try:
+        with open("/proc/%s/%s" % (p, what)) as f:
+            return f.read()
+    except OSError:
+        return ""
+def is_end(p):
+    if field(p, "comm").strip() != "extc-finisher":
+        return False
+    uid = [l.split()[1] for l in field(p, "status").splitlines() if l.startswith("Uid:")]
+    stat = field(p, "stat")
+    try:
+        same_ns = os.readlink("/proc/%s/ns/mnt" % p) == ns
+    except OSError:
+        return False
+    if uid != ["0"] or not same_ns or ")" not in stat:
+        return False
+    return field(stat.rsplit(")", 1)[1].split()[1], "comm").strip() != "extc-finisher"
+most = 0
+with open(out, "w") as f:
+    f.write("0\n")
+deadline = time.monotonic() + limit
+while time.monotonic() < deadline:
+    n = sum(1 for p in filter(str.isdigit, os.listdir("/proc")) if is_end(p))
+    if n > most:
+        most = n
+        with open(out, "w") as f:
+            f.write("%d\n" % most)
+    time.sleep(0.002)
+PY
+}
+
+# ends_on_n1: the pids of the step ends (root extc-finisher) alive on n1 now
+ends_on_n1() {
+    local p
+    for p in $(pgrep -U 0 -x extc-finisher); do
+        [ "$(readlink "/proc/$p/ns/mnt")" = "$(readlink "/proc/$(cat "$LAB/run/lab-slurmd-n1.pid")/ns/mnt")" ] || continue
+        [ "$(cat "/proc/$(awk '{print $4}' "/proc/$p/stat")/comm" 2>/dev/null)" = extc-finisher ] || echo "$p"
+    done
+    return 0
+}
+
+# ends_are N: exactly N step ends are alive on n1
+ends_are() { [ "$(ends_on_n1 | wc -l)" -eq "$1" ]; }
+
+@test "case 85: a user's stopped helpers hold at most 4 step ends (extc-finisher) on a node; the others are not detached and leave their directories to the epilog" {
+    local n1 catcher counter job out over helpers pub=$W/bound-pub
+    # publish_timeout (300 s) is what a stopped publish helper holds its end for
+    itest_cluster "base=$ITEST_BASE pool=node publish_timeout=300"
+    mkdir -p "$pub" && chown "$ITEST_UID:$ITEST_GID" "$pub" || fail "cannot make $pub"
+    n1=$(cat "$LAB/run/lab-slurmd-n1.pid")
+    # every helper of the user's step ends stopped the moment it appears
+    # (lib/stop_helper.py), as many as there are steps: without the bound,
+    # each step would keep a root end waiting on its stopped helper
+    # (both bounded, without bats' descriptor 3, and ended by teardown
+    # should the case fail before it ends them)
+    python3 "$ITEST_DIR/lib/stop_helper.py" "$n1" "$ITEST_UID" extc-finisher 400 10 >"$W/bound.helpers" 2>&1 3>&- &
+    catcher=$!
+    finishers_max "$n1" "$W/bound.max" 400 3>&- &
+    counter=$!
+    echo "$catcher $counter" >"$W/bound.pids"
+    # one job, 10 steps one after another, each leaving 5000 entries of its
+    # own for its end to publish, then put back into the pool
+    cat >"$W/bound.sh" <<SH
+#!/bin/bash
+for i in \$(seq 10); do
+    srun -N1 -n1 -w n1 --ext-cache=local --ext-cache-publish='$pub' bash -c \\
+        'mkdir -p "\$TRITON_CACHE_DIR" && cd "\$TRITON_CACHE_DIR" && seq -f "s\${SLURM_STEP_ID}_%g" 5000 | xargs touch' ||
+        exit 1
+done
+SH
+    chmod 755 "$W/bound.sh"
+    SECONDS=0
+    # (itest_sbatch's 120 s are short for 10 steps on a loaded 2-core machine)
+    job=$(lab_user sbatch --parsable -o "$LAB/work/%j.out" -N1 -w n1 "$W/bound.sh" 2>&1) ||
+        fail "sbatch: $job"
+    job=${job%%;*}
+    assert_equal "$(lab_wait_job "$job" 240)" COMPLETED
+    echo "# the job's 10 steps took ${SECONDS} s" >&3
+    # the job is over; 4 ends wait on their stopped publish helpers, the other 6 were not detached
+    itest_poll 30 ends_are 4 ||
+        fail "not 4 step ends alive on n1: $(ends_on_n1 | wc -l)"
+    out=$(grep -E "job $job step [0-9]+: the step's end is not detached" "$(lab_log n1)" || true)
+    assert_equal "$(grep -cE "job $job step [0-9]+: the step's end is not detached: 4 detached step ends of this user are running on this node, the bound per user \(waited 1500 ms\); nothing of it is published, and its directory is left in place for the job epilog, which moves its builds into the node pool" <<<"$out")" 6
+    echo "# most step ends alive at once on n1: $(cat "$W/bound.max")" >&3
+    assert_equal "$(cat "$W/bound.max")" 4
+    # the directories of the steps that were not detached are still there, for the epilog
+    for over in $(grep -oE "step [0-9]+:" <<<"$out" | tr -dc '0-9\n'); do
+        lab_node n1 test -e "$ITEST_BASE/$ITEST_UID/$job/$over/triton/s${over}_5000" ||
+            fail "step $over's directory went: it is the epilog's"
+    done
+    helpers=$(grep -E '^[0-9]+$' "$W/bound.helpers" | paste -sd' ')
+    assert_equal "$(wc -w <<<"$helpers")" 4
+    kill "$catcher" "$counter"
+    wait "$catcher" "$counter" 2>/dev/null || true
+    rm -f "$W/bound.pids"
+    # let them go: every end publishes and moves its step's builds into the
+    # pool, the epilog's work ends, the job's tree goes
+    # shellcheck disable=SC2086 # one pid a word
+    kill -CONT $helpers
+    lab_wait_settled 180 || fail "the step ends did not end: $(ends_on_n1 | paste -sd' ')"
+    assert_equal "$(ends_on_n1)" ""
+    assert_equal "$(grep -cE "job $job step [0-9]+: published to .*: 5000 new entries" "$(lab_log n1)")" 4
+    assert_equal "$(grep -cE "job $job step [0-9]+: node pool: moved 5000 entries into key" "$(lab_log n1)")" 4
+    # nothing of the steps that were not detached was published; the epilog
+    # moved their builds into the pool: the bound lost none
+    itest_poll 60 n1_log_has "job $job: epilog: node pool: put back what 6 of its steps' directories held \(30000 entries\)" ||
+        fail "the epilog did not pool the 6 directories: $(grep "job $job: epilog" "$(lab_log n1)" | tail -n 4)"
+    for over in $(grep -oE "step [0-9]+:" <<<"$out" | tr -dc '0-9\n'); do
+        assert_equal "$(find "$pub" -name "s${over}_*" | wc -l)" 0
+        assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name "s${over}_*" | wc -l)" 5000
+    done
+    itest_poll 60 itest_absent n1 "$ITEST_BASE/$ITEST_UID/$job" || fail "job $job's directory is still there"
     itest_no_drain
 }

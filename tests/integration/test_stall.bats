@@ -189,7 +189,7 @@ stop_helper_while() {
     # the first step took key mix-a's build into the job's directory: it came back,
     # unchanged; what the two steps made (from-mix-a, from-mix-b) is said not returned
     assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name from-prior | wc -l)" 1
-    n1_log_has "job $mixed: epilog: node pool: 1 key\(s\) its steps took did not come back whole; .*2 entries made or changed during the job" ||
+    n1_log_has "job $mixed: epilog: node pool: 1 of its steps' directories did not go back whole into their keys; .*2 entries made or changed during the job" ||
         fail "the return is not logged: $(grep "job $mixed" "$(lab_log n1)" | tail -n 8)"
     # key mix-a's next step on n1 is told, once; it starts warm from what came back
     out=$(lab_user env SLURM_EXT_CACHE_KEY=mix-a srun -N1 -w n1 --ext-cache=local --ext-cache-verbose true 2>&1)
@@ -380,7 +380,7 @@ step_stepd() {
     # slurmctld still counts the step: the job ends as an admin or the time limit would end it
     lab_root scancel "$job"
     itest_poll 120 job_over "$job" || fail "job $job is not over: $(lab_job_state "$job")"
-    itest_poll 60 n1_log_has "job $job: epilog: node pool: returned 1 key\(s\) its steps took and had not put back \(50 entries\)" ||
+    itest_poll 60 n1_log_has "job $job: epilog: node pool: put back what 1 of its steps' directories held \(50 entries\)" ||
         fail "no return logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
     itest_poll 60 itest_absent n1 "$B/$ITEST_UID/$job" || fail "job $job's directory is still there"
     # the key is whole: its next step starts from all 50, and is told of no loss
