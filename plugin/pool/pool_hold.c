@@ -133,7 +133,8 @@ static bool same_record(int uidfd, const char *key, int fd)
 }
 
 /* The record's text for what root measured, or why it could not; 'h' takes the numbers. */
-static enum extc_pool_account_result measured_text(struct extc_pool_hold *h, struct extc_pool_fds *p,
+static enum extc_pool_account_result measured_text(struct extc_pool_hold *h,
+						   struct extc_pool_fds *p,
 						   const struct extc_tree *tree, char *text,
 						   char *why, size_t whylen)
 {

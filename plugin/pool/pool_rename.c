@@ -205,6 +205,24 @@ static bool dirs_unchanged(int fd, const struct timespec *taken_after, unsigned 
 	return (d != NULL && same);
 }
 
+/* Did the step take 'sub' (it moved since the hold) and leave its top level and builds alone? */
+static bool taken_unchanged(int leaffd, const char *sub, enum extc_shape shape,
+			    const struct timespec *taken_after)
+{
+	struct stat sb;
+	bool same = fstatat(leaffd, sub, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode) &&
+		    changed_since(&sb, taken_after) && !at_or_after(&sb.st_mtim, taken_after);
+	int fd;
+
+	if (!same || shape != EXTC_SHAPE_TORCH)
+		return (same);
+	fd = openat(leaffd, sub, EXTC_DIR_OPEN_FLAGS);
+	same = fd >= 0 && dirs_unchanged(fd, taken_after, 2);
+	if (fd >= 0)
+		close(fd);
+	return (same);
+}
+
 /*
  * The put-back's fast way: a variable's directory the step took (it moved
  * after 'taken_after', the time its step held the key, before any take)
@@ -222,28 +240,16 @@ static bool put_back_whole(struct extc_warm_walk *w, int leaffd, const char *sub
 {
 	const struct put_back_ctx *c = w->ctx;
 	enum extc_shape shape = extc_shape_of_subdir(w->o, sub);
-	struct stat sb, there;
-	bool same = true;
+	struct stat there;
+	/* one put back meanwhile makes the rename fail: then it is merged into entry by entry */
+	bool whole = c->taken_after != NULL && c->changed_before == NULL &&
+		     shape != EXTC_SHAPE_TRITON &&
+		     fstatat(keyfd, sub, &there, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+		     taken_unchanged(leaffd, sub, shape, c->taken_after) &&
+		     extc_fdio_rename_noreplace(leaffd, sub, keyfd, sub, true) == 0;
 
-	if (c->taken_after == NULL || c->changed_before != NULL || shape == EXTC_SHAPE_TRITON)
-		return (false);
-	if (fstatat(leaffd, sub, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(sb.st_mode) ||
-	    !changed_since(&sb, c->taken_after) || at_or_after(&sb.st_mtim, c->taken_after))
-		return (false);
-	if (fstatat(keyfd, sub, &there, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
-		return (false);
-	if (shape == EXTC_SHAPE_TORCH) {
-		int fd = openat(leaffd, sub, EXTC_DIR_OPEN_FLAGS);
-
-		same = fd >= 0 && dirs_unchanged(fd, c->taken_after, 2);
-		if (fd >= 0)
-			close(fd);
-	}
-	/* one put back meanwhile makes this fail: then it is merged into entry by entry */
-	if (!same || extc_fdio_rename_noreplace(leaffd, sub, keyfd, sub, true) < 0)
-		return (false);
-	w->rep->whole++;
-	return (true);
+	w->rep->whole += whole;
+	return (whole);
 }
 
 /*

@@ -94,8 +94,8 @@ static bool older_than(const struct timespec *t, const struct timespec *limit)
 }
 
 /* Is 'now' the entry 'was' as it was? */
-static bool same_entry(const struct extc_pool_since_entry *was, const struct extc_pool_since_entry *now,
-		       const struct timespec *at)
+static bool same_entry(const struct extc_pool_since_entry *was,
+		       const struct extc_pool_since_entry *now, const struct timespec *at)
 {
 	if (was->dev != now->dev || was->ino != now->ino || was->mode != now->mode)
 		return (false);
