@@ -30,7 +30,11 @@ enum extc_pool_hold_result {
 	EXTC_POOL_REFUSED,	/* 'why' says why */
 };
 
-/* Make what is missing of the key's levels and directory, hold it, and mark it used now. */
+/*
+ * Make what is missing of the key's levels and directory, hold it, and
+ * mark it used now; h->since notes the key's top level as it is (before
+ * any take of the step) for extc_pool_hold_account to compare with.
+ */
 enum extc_pool_hold_result extc_pool_hold(const struct extc_tree *tree, const struct extc_ids *ids,
 					  const char *key, struct extc_pool_hold *h, char *why,
 					  size_t whylen);
