@@ -26,7 +26,9 @@
 #      forky chroot of tests/releases when the host's torch has no torch.compile)
 #   7. the node pool (bench/pool.sh): the first load() in a new job from the
 #      pool vs cold vs the user's own home cache without the plugin; the launch
-#      with an empty pool vs pool=off; seeding seconds per 100 MB
+#      with an empty pool vs pool=off; seeding seconds per 100 MB; 7d
+#      (bench/end.sh, no lab): a step's end that added nothing to a key of
+#      2000/20000/300000 entries, the old way vs the new, tmpfs and ext4
 # and writes FILE (default bench/RESULTS.md): the machine, the raw medians and
 # the ratios. Every figure is a ratio (or difference) of two things measured in
 # the same run, interleaved, as medians over repeated runs; absolute times are
@@ -105,7 +107,7 @@ if [ "${EXTC_BENCH_BUILT:-0}" != 1 ]; then
             [ "$build" = "$top" ] || { echo "bench: $build has no Makefile (configure it first)"; exit 1; }
             autoreconf -fi && ./configure || exit 1
         fi
-        make ext_cache.la bench/rm_bench bench/warm_bench
+        make ext_cache.la bench/rm_bench bench/warm_bench bench/end_bench
     ) >"$DATA/build.log" 2>&1 || { tail -30 "$DATA/build.log"; echo "bench: build failed" >&2; exit 1; }
 fi
 SO=$build/.libs/ext_cache.so
@@ -424,6 +426,9 @@ section_time footprint "$T"
 # ==================================================================================
 # shellcheck source=pool.sh
 . "$top/bench/pool.sh"
+# 7d. a step's end that added nothing (no lab: bench/end_bench on its own keys)
+# shellcheck source=end.sh
+. "$top/bench/end.sh"
 
 lab_stop >/dev/null 2>&1
 trap - EXIT

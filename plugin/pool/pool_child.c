@@ -72,15 +72,17 @@ int extc_pool_child_put_back(void *varg, void *res, size_t reslen)
 	struct extc_pool_child_arg *a = varg;
 	struct extc_warm_publish_res *r = res;
 	uint64_t t0 = extc_clock_monotonic_ns();
+	const struct extc_pool_put_back_limits lim = {
+		a->only_unchanged ? &a->changed_before : NULL, a->since_take ? &a->taken_after : NULL,
+	};
 	int leaffd, keyfd;
 	int rv = -1;
 
 	memset(r, 0, reslen);
 	/* what the key holds afterwards is root's to measure (extc_pool_hold_account), never ours */
 	if (extc_warm_child_open(&a->w, a->key_dir, &leaffd, &keyfd, r->why, sizeof(r->why)) == 0)
-		rv = extc_pool_rename_put_back(leaffd, keyfd, &a->w.opts, &a->w.want,
-					       a->only_unchanged ? &a->changed_before : NULL,
-					       &r->rep, r->why, sizeof(r->why));
+		rv = extc_pool_rename_put_back(leaffd, keyfd, &a->w.opts, &a->w.want, &lim, &r->rep,
+					       r->why, sizeof(r->why));
 	r->ns = extc_clock_monotonic_ns() - t0;
 	extc_warm_child_close(leaffd, keyfd);
 	return (rv);

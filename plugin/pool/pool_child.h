@@ -30,6 +30,9 @@ struct extc_pool_child_arg {
 	/* the put-back: only entries whose inode last changed before 'changed_before' */
 	bool only_unchanged;
 	struct timespec changed_before;
+	/* the put-back: what was taken after 'taken_after' may go back whole (pool_rename.h) */
+	bool since_take;
+	struct timespec taken_after;
 };
 
 /*

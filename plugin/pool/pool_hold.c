@@ -92,6 +92,11 @@ enum extc_pool_hold_result extc_pool_hold(const struct extc_tree *tree, const st
 	} else if (extc_pool_level_read_record(fd, &rec) == 0 && futimens(fd, NULL) == 0 &&
 		   extc_fmt(h->dir, sizeof(h->dir), "%s/%s", p.t.path, key) == 0) {
 		h->bytes = rec.bytes;
+		h->inodes = rec.inodes;
+		/* a measured key counts its own directory: no inode means no numbers */
+		h->counted = !rec.unmeasurable && !rec.old_version && rec.inodes > 0;
+		/* before any take: what the step's end compares with (under the level, no evictor) */
+		extc_pool_since_note(p.uid, key, &h->since);
 		strcpy(h->key, key);
 		h->record_fd = fd;
 		fd = -1;
@@ -127,15 +132,38 @@ static bool same_record(int uidfd, const char *key, int fd)
 		a.st_dev == b.st_dev && a.st_ino == b.st_ino);
 }
 
-enum extc_pool_account_result extc_pool_hold_account(struct extc_pool_hold *h,
-						      const struct extc_tree *tree, char *why,
-						      size_t whylen)
+/* The record's text for what root measured, or why it could not; 'h' takes the numbers. */
+static enum extc_pool_account_result measured_text(struct extc_pool_hold *h,
+						   struct extc_pool_fds *p,
+						   const struct extc_tree *tree, char *text,
+						   char *why, size_t whylen)
 {
-	char uname[EXTC_NAME_LEN], text[EXTC_POOL_RECORD_MAX], sub[EXTC_WHY_MAX];
-	enum extc_pool_account_result rv = EXTC_POOL_ACCOUNT_FAILED;
 	enum extc_pool_measure_result measured;
 	struct extc_pool_measure_limits lim;
 	struct extc_pool_usage use;
+
+	extc_pool_measure_limits_for(tree->cfg, &lim);
+	measured = extc_pool_measure_key(p->uid, h->key, &lim, &use);
+	if (measured != EXTC_POOL_MEASURED) {
+		char sub[EXTC_WHY_MAX];
+
+		extc_pool_measure_text(measured, &use, sub, sizeof(sub));
+		extc_fmt(text, EXTC_POOL_RECORD_MAX, "version=%d\n%s: %s\n", EXTC_POOL_KEY_VERSION,
+			 EXTC_POOL_UNMEASURABLE, sub);
+		extc_fmt(why, whylen, "%s/%s: %s", p->t.path, h->key, sub);
+		return (EXTC_POOL_ACCOUNT_UNMEASURABLE);
+	}
+	h->bytes = use.bytes;
+	h->inodes = use.inodes;
+	return (EXTC_POOL_ACCOUNTED);
+}
+
+enum extc_pool_account_result extc_pool_hold_account(struct extc_pool_hold *h,
+						      const struct extc_tree *tree, bool whole_only,
+						      char *why, size_t whylen)
+{
+	char uname[EXTC_NAME_LEN], text[EXTC_POOL_RECORD_MAX];
+	enum extc_pool_account_result rv = EXTC_POOL_ACCOUNT_FAILED;
 	struct extc_pool_fds p;
 
 	extc_fmt(why, whylen, "no hold");
@@ -152,19 +180,15 @@ enum extc_pool_account_result extc_pool_hold_account(struct extc_pool_hold *h,
 			 EXTC_POOL_RECORD_SUFFIX);
 		goto out;
 	}
-	extc_pool_measure_limits_for(tree->cfg, &lim);
-	measured = extc_pool_measure_key(p.uid, h->key, &lim, &use);
-	if (measured == EXTC_POOL_MEASURED) {
+	/* root's own numbers of before the take stand for a key that is as it was then */
+	if (whole_only && h->counted && extc_pool_since_same(p.uid, h->key, &h->since))
+		rv = EXTC_POOL_ACCOUNT_KEPT;
+	else
+		rv = measured_text(h, &p, tree, text, why, whylen);
+	if (rv != EXTC_POOL_ACCOUNT_UNMEASURABLE) {
 		extc_fmt(text, sizeof(text), "version=%d\nbytes=%" PRIu64 "\ninodes=%" PRIu64 "\n",
-			 EXTC_POOL_KEY_VERSION, use.bytes, use.inodes);
-		rv = EXTC_POOL_ACCOUNTED;
-		extc_fmt(why, whylen, "%" PRIu64 " bytes, %" PRIu64 " inodes", use.bytes, use.inodes);
-	} else {
-		extc_pool_measure_text(measured, &use, sub, sizeof(sub));
-		extc_fmt(text, sizeof(text), "version=%d\n%s: %s\n", EXTC_POOL_KEY_VERSION,
-			 EXTC_POOL_UNMEASURABLE, sub);
-		rv = EXTC_POOL_ACCOUNT_UNMEASURABLE;
-		extc_fmt(why, whylen, "%s/%s: %s", p.t.path, h->key, sub);
+			 EXTC_POOL_KEY_VERSION, h->bytes, h->inodes);
+		extc_fmt(why, whylen, "%" PRIu64 " bytes, %" PRIu64 " inodes", h->bytes, h->inodes);
 	}
 	if (write_record(h->record_fd, text) < 0) {
 		extc_fmt(why, whylen, "%s/%s%s: cannot write: %s", p.t.path, h->key,

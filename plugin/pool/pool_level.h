@@ -18,7 +18,8 @@
  * write it, and its name cannot be changed by the user. Beside each key,
  * <key>.use is root's record (0600): its modification time is the key's
  * last use, its text what root measured at the last move into the key
- * (extc_pool_hold_account), and a step holds it locked shared while it runs.
+ * (extc_pool_hold_account; kept as it was when a step's end finds the key's
+ * top level as at its hold), and a step holds it locked shared while it runs.
  * The record's text is "bytes=N\ninodes=M\n" (allocated bytes, each inode
  * once, and distinct inodes), or "unmeasurable: <why>\n" when root could
  * not measure the key within its limits: the evictor takes such a key at

@@ -155,11 +155,101 @@ static void move_entry(struct extc_warm_walk *w, int srcfd, const char *name, in
 		close(dfd);
 }
 
+/* Is 't' at or after 'limit'? */
+static bool at_or_after(const struct timespec *t, const struct timespec *limit)
+{
+	return (t->tv_sec > limit->tv_sec || (t->tv_sec == limit->tv_sec && t->tv_nsec >= limit->tv_nsec));
+}
+
 /* Did the entry's inode change at or after 'limit' (a build made or touched since)? */
 static bool changed_since(const struct stat *sb, const struct timespec *limit)
 {
-	return (sb->st_ctim.tv_sec > limit->tv_sec ||
-		(sb->st_ctim.tv_sec == limit->tv_sec && sb->st_ctim.tv_nsec >= limit->tv_nsec));
+	return (at_or_after(&sb->st_ctim, limit));
+}
+
+/* What the put-back's placers are given (extc_pool_rename_put_back's limits). */
+struct put_back_ctx {
+	const struct timespec *changed_before;
+	const struct timespec *taken_after;
+};
+
+/*
+ * Torch's level: a build the step made, rebuilt or locked added, removed
+ * or renamed names in its directory, so that directory's mtime moved
+ * (a rename of a directory keeps it); a pyXY_cu group is looked into once
+ * ('depth' 2). Only directory entries are read: a few per extension.
+ */
+static bool dirs_unchanged(int fd, const struct timespec *taken_after, unsigned depth)
+{
+	struct dirent *de;
+	bool same = true;
+	DIR *d = extc_fdio_opendir(fd);
+
+	while (d != NULL && same && (de = readdir(d)) != NULL) {
+		struct stat sb;
+		int cfd;
+
+		if (extc_fdio_is_dot(de->d_name) ||
+		    fstatat(fd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(sb.st_mode))
+			continue;
+		same = !at_or_after(&sb.st_mtim, taken_after);
+		if (!same || depth <= 1)
+			continue;
+		cfd = openat(fd, de->d_name, EXTC_DIR_OPEN_FLAGS);
+		same = cfd >= 0 && dirs_unchanged(cfd, taken_after, depth - 1);
+		if (cfd >= 0)
+			close(cfd);
+	}
+	if (d != NULL)
+		closedir(d);
+	return (d != NULL && same);
+}
+
+/* Did the step take 'sub' (it moved since the hold) and leave its top level and builds alone? */
+static bool taken_unchanged(int leaffd, const char *sub, enum extc_shape shape,
+			    const struct timespec *taken_after)
+{
+	struct stat sb;
+	bool same = fstatat(leaffd, sub, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode) &&
+		    changed_since(&sb, taken_after) && !at_or_after(&sb.st_mtim, taken_after);
+	int fd;
+
+	if (!same || shape != EXTC_SHAPE_TORCH)
+		return (same);
+	fd = openat(leaffd, sub, EXTC_DIR_OPEN_FLAGS);
+	same = fd >= 0 && dirs_unchanged(fd, taken_after, 2);
+	if (fd >= 0)
+		close(fd);
+	return (same);
+}
+
+/*
+ * The put-back's fast way: a variable's directory the step took (it moved
+ * after 'taken_after', the time its step held the key, before any take)
+ * and whose top level nobody changed since (its mtime is older: no name
+ * added, removed or renamed in it) goes back whole, by one rename, if the
+ * key has none of its own meanwhile. What the walk would have chosen is
+ * all of it then: the take moved only completed builds in, and the rules
+ * apply to the names of the top level (a torch build that is rebuilt or
+ * locked changes its own directory's names, so torch's builds are looked
+ * at too). Triton's kernels were rewritten to name the leaf at the take:
+ * they go back one by one, rewritten again. A key that got a directory of
+ * the name meanwhile is merged into entry by entry, as without a limit.
+ */
+static bool put_back_whole(struct extc_warm_walk *w, int leaffd, const char *sub, int keyfd)
+{
+	const struct put_back_ctx *c = w->ctx;
+	enum extc_shape shape = extc_shape_of_subdir(w->o, sub);
+	struct stat there;
+	/* one put back meanwhile makes the rename fail: then it is merged into entry by entry */
+	bool whole = c->taken_after != NULL && c->changed_before == NULL &&
+		     shape != EXTC_SHAPE_TRITON &&
+		     fstatat(keyfd, sub, &there, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+		     taken_unchanged(leaffd, sub, shape, c->taken_after) &&
+		     extc_fdio_rename_noreplace(leaffd, sub, keyfd, sub, true) == 0;
+
+	w->rep->whole += whole;
+	return (whole);
 }
 
 /*
@@ -169,7 +259,7 @@ static bool changed_since(const struct stat *sb, const struct timespec *limit)
  */
 static void put_back_entry(struct extc_warm_walk *w, const struct extc_warm_entry *e)
 {
-	const struct timespec *changed_before = w->ctx;
+	const struct timespec *changed_before = ((const struct put_back_ctx *)w->ctx)->changed_before;
 	char why[EXTC_WHY_MAX], shown[160];
 	enum extc_triton_result r = EXTC_TRITON_NO_GROUP;
 
@@ -195,10 +285,11 @@ static void put_back_entry(struct extc_warm_walk *w, const struct extc_warm_entr
 }
 
 int extc_pool_rename_put_back(int leaffd, int keyfd, const struct extc_warm_opts *o,
-			      const struct extc_manifest *mf, const struct timespec *changed_before,
+			      const struct extc_manifest *mf, const struct extc_pool_put_back_limits *lim,
 			      struct extc_warm_walk_report *rep, char *why, size_t whylen)
 {
-	struct extc_warm_walk w = { o, mf, put_back_entry, (void *)changed_before, rep };
+	struct put_back_ctx c = { lim->changed_before, lim->taken_after };
+	struct extc_warm_walk w = { o, mf, put_back_entry, &c, rep, put_back_whole };
 
 	return (extc_warm_walk(&w, leaffd, keyfd, why, whylen));
 }

@@ -26,18 +26,33 @@
 enum extc_seed_result extc_pool_rename_take(int keyfd, int leaffd, const struct extc_warm_opts *o,
 					   struct extc_copy_stats *st, char *why, size_t whylen);
 
+/* What a put-back may assume of the leaf's builds, in time (CLOCK_REALTIME); NULL: nothing. */
+struct extc_pool_put_back_limits {
+	/*
+	 * Only entries whose inode last changed before it move (what a step
+	 * took and left as it was); the others stay, counted in rep->changed.
+	 */
+	const struct timespec *changed_before;
+	/*
+	 * A time before any take of the step (its hold of the key, read from
+	 * the coarse clock the filesystems stamp with): a variable's directory
+	 * taken since and unchanged at its top level goes back whole, by one
+	 * rename, when the key has none of that name (rep->whole). Not with
+	 * 'changed_before'.
+	 */
+	const struct timespec *taken_after;
+};
+
 /*
  * Put the leaf's completed builds back into the key directory 'keyfd'
  * (same filesystem): the entries extc_warm_walk chooses, each renamed
  * whole, never copied; a torch build without its lock file; a Triton
  * kernel with group files that name the key (o->dest) first. Directories
  * of a content-addressed cache merge into ones the key has meanwhile.
- * With 'changed_before', only entries whose inode last changed before it
- * move (what a step took and left as it was); the others stay, counted in
- * rep->changed. The manifest and the result as extc_warm_walk.
+ * 'lim' as above. The manifest and the result as extc_warm_walk.
  */
 int extc_pool_rename_put_back(int leaffd, int keyfd, const struct extc_warm_opts *o,
-			      const struct extc_manifest *mf, const struct timespec *changed_before,
+			      const struct extc_manifest *mf, const struct extc_pool_put_back_limits *lim,
 			      struct extc_warm_walk_report *rep, char *why, size_t whylen);
 
 #endif /* EXTC_POOL_RENAME_H_ */

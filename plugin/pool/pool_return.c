@@ -56,7 +56,7 @@ enum extc_pool_return_result extc_pool_return(const struct extc_tree *tree,
 		}
 	}
 	/* whatever moved, root measures what the key holds now (the user's numbers are never asked) */
-	if (extc_pool_hold_account(&h, tree, sub, sizeof(sub)) != EXTC_POOL_ACCOUNTED &&
+	if (extc_pool_hold_account(&h, tree, false, sub, sizeof(sub)) != EXTC_POOL_ACCOUNTED &&
 	    rv == EXTC_POOL_RETURNED)
 		extc_fmt(why, whylen, "key %s: %s", f->key, sub);
 out:

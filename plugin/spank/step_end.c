@@ -155,15 +155,19 @@ static enum extc_as_user_result run_as_user(spank_t sp, struct extc_step *s, ext
 			     sizeof(child->res), child->why, sizeof(child->why)));
 }
 
-/* Root's record of what the key holds now (the user's child moved; root measures). */
-static void account(struct extc_step *s, char *size, size_t sizelen)
+/*
+ * Root's record of what the key holds now (the user's child moved; root
+ * measures, or keeps its own numbers when its look finds the key as at the
+ * hold and the child moved nothing entry by entry: 'whole_only').
+ */
+static void account(struct extc_step *s, bool whole_only, char *size, size_t sizelen)
 {
 	struct extc_step_pool *pool = &s->pool;
 	char why[EXTC_WHY_MAX];
-	enum extc_pool_account_result acc = extc_pool_hold_account(&pool->hold, &s->tree, why,
-								   sizeof(why));
+	enum extc_pool_account_result acc = extc_pool_hold_account(&pool->hold, &s->tree, whole_only,
+								   why, sizeof(why));
 
-	if (acc == EXTC_POOL_ACCOUNTED)
+	if (acc == EXTC_POOL_ACCOUNTED || acc == EXTC_POOL_ACCOUNT_KEPT)
 		extc_warm_data_size_text(pool->hold.bytes, size, sizelen);
 	else
 		extc_fmt(size, sizelen, "an unknown size");
@@ -195,23 +199,29 @@ static bool put_back_pool(spank_t sp, struct extc_step *s)
 	extc_step_child_arg(&child->arg.w, s, s->warm_path, EXTC_POOL_RETURN_TIMEOUT_S, s->pool.key);
 	child->arg.key_dir = s->pool.hold.dir;
 	child->arg.only_unchanged = false;
+	/* the hold came before any take: what went since and is unchanged goes back whole */
+	child->arg.since_take = true;
+	child->arg.taken_after = s->pool.hold.since.at;
 	clock_gettime(CLOCK_REALTIME, &now);
 	extc_warm_sweep_stale_limit(EXTC_POOL_RETURN_TIMEOUT_S, &now, &child->arg.w.opts.stale_before);
 	ret = run_as_user(sp, s, extc_pool_child_put_back, EXTC_POOL_RETURN_TIMEOUT_S);
 	if (ret == EXTC_AS_USER_FAILED) {
 		extc_info("node pool: nothing moved in: %s; the step's directory is left for the job "
 			  "epilog, which tries again", child->why);
-		account(s, size, sizeof(size));
+		account(s, false, size, sizeof(size));
 		return (false);
 	}
 	if (ret == EXTC_AS_USER_FN_FAILED)
 		extc_info("node pool: not everything moved in: %s; the step's directory is left for "
 			  "the job epilog, which tries again", r->why);
-	account(s, size, sizeof(size));
-	extc_verbose("node pool: moved %llu entries into key %s, kept %llu already there (a "
-		     "directory merged into one counts by what it holds), left out %llu "
-		     "incomplete builds, %llu failed%s%s; it holds %s",
-		     (unsigned long long)r->rep.published, s->pool.key,
+	account(s, ret == EXTC_AS_USER_DONE && r->rep.published == 0 && r->rep.failed == 0, size,
+		sizeof(size));
+	extc_verbose("node pool: moved %llu entries into key %s (%llu of them a whole cache "
+		     "directory, by one rename), kept %llu already there (a directory merged into "
+		     "one counts by what it holds), left out %llu incomplete builds, %llu failed%s%s; "
+		     "it holds %s",
+		     (unsigned long long)(r->rep.published + r->rep.whole), s->pool.key,
+		     (unsigned long long)r->rep.whole,
 		     (unsigned long long)r->rep.present, (unsigned long long)r->rep.incomplete,
 		     (unsigned long long)r->rep.failed, r->rep.failed ? ": " : "",
 		     r->rep.failed ? r->why : "", size);

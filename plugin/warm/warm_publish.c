@@ -129,7 +129,7 @@ int extc_warm_publish(int leaffd, int dirfd, const struct extc_warm_opts *o,
 		      char *why, size_t whylen)
 {
 	struct pub p = { 0 };
-	struct extc_warm_walk w = { o, mf, copy_entry, &p, rep };
+	struct extc_warm_walk w = { o, mf, copy_entry, &p, rep, NULL };
 
 	return (extc_warm_walk(&w, leaffd, dirfd, why, whylen));
 }

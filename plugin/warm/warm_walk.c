@@ -212,8 +212,11 @@ int extc_warm_walk(struct extc_warm_walk *w, int leaffd, int dirfd, char *why, s
 	w->rep->abandoned = extc_warm_sweep_abandoned(dirfd, o);
 	for (i = 0; i < o->nsubdirs && !extc_warm_walk_late(w); i++) {
 		struct level sub = { &top, o->subdirs[i], -1 };
-		int srcfd = openat(leaffd, o->subdirs[i], EXTC_DIR_OPEN_FLAGS);
+		int srcfd;
 
+		if (w->whole != NULL && w->whole(w, leaffd, o->subdirs[i], dirfd))
+			continue;	/* one rename: its entries are not looked at */
+		srcfd = openat(leaffd, o->subdirs[i], EXTC_DIR_OPEN_FLAGS);
 		if (srcfd < 0)
 			continue;
 		walk_level(w, srcfd, &sub, o->subdirs[i], extc_shape_of_subdir(o, o->subdirs[i]));

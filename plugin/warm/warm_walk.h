@@ -20,6 +20,7 @@ struct extc_warm_walk_report {
 	uint64_t incomplete;	/* torch builds skipped: no .so, or a lock; broken Triton kernels */
 	uint64_t abandoned;	/* killed publishers' stages and drafts removed */
 	uint64_t changed;	/* left where they are: changed after the placer's limit */
+	uint64_t whole;		/* variables' directories placed whole, by one rename (w->whole) */
 	struct extc_copy_stats copy;
 	char first_error[256];
 };
@@ -41,6 +42,14 @@ struct extc_warm_walk;
 typedef void (*extc_warm_place_fn)(struct extc_warm_walk *w, const struct extc_warm_entry *e);
 
 /*
+ * Place the variable's directory 'sub' of the leaf 'leaffd' into 'dirfd'
+ * whole, if the placer can tell that walking it would place all of it as
+ * it is: true when it did (nothing of it is walked then).
+ */
+typedef bool (*extc_warm_whole_fn)(struct extc_warm_walk *w, int leaffd, const char *sub,
+				   int dirfd);
+
+/*
  * A walk: the rules of the cache's shape (warm_shape.h) choose the
  * entries, 'place' puts each where it goes (a publish copies, the node
  * pool renames), reporting into 'rep'.
@@ -51,6 +60,7 @@ struct extc_warm_walk {
 	extc_warm_place_fn place;
 	void *ctx;			/* the placer's own */
 	struct extc_warm_walk_report *rep;
+	extc_warm_whole_fn whole;	/* NULL: every directory is walked */
 };
 
 /*

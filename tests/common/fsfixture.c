@@ -11,6 +11,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fsfixture.h"
@@ -765,4 +766,13 @@ void fsfx_forget_immutable(struct fsfx *fx, const char *abs_path)
 		fx->nimmutable--;
 		return;
 	}
+}
+
+int fsfx_made_ago_at(int dirfd, const char *name, long ago)
+{
+	struct timespec ts[2];
+
+	ts[0].tv_sec = ts[1].tv_sec = time(NULL) - ago;
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	return (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW));
 }

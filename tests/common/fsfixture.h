@@ -110,6 +110,9 @@ int fsfx_chain_at(int dirfd, const char *name, const char *level, unsigned long 
 /* Make 'count' empty files name/f<i> below 'dirfd' ('name' is created). */
 int fsfx_wide_at(int dirfd, const char *name, unsigned long count);
 
+/* Set the times of 'name' below 'dirfd' (not followed) 'ago' seconds back: made earlier, no sleep. */
+int fsfx_made_ago_at(int dirfd, const char *name, long ago);
+
 /* Set or clear the immutable attribute (chattr +i) of a file. */
 int fsfx_set_immutable_at(int dirfd, const char *name, bool on);
 

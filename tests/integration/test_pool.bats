@@ -122,6 +122,25 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
     assert_equal "$(keys_on n1 | wc -l)" 2
 }
 
+@test "a step that changes nothing puts its key's cache directory back whole; root keeps its record" {
+    local k rec
+    # shellcheck disable=SC2016 # expanded by the job's shell
+    lab_user env SLURM_EXT_CACHE_KEY=whole-back srun -N1 -w n1 --ext-cache=local bash -c \
+        'for d in $(seq 20); do mkdir -p "$TORCHINDUCTOR_CACHE_DIR/d$d" && (cd "$TORCHINDUCTOR_CACHE_DIR/d$d" && seq 100 | xargs touch); done' ||
+        fail "filling the key failed"
+    lab_wait_settled 120 >/dev/null
+    k=$(grep -a 'node pool: moved [0-9]* entries into key' "$(lab_log n1)" | tail -n 1 | sed 's/.* into key \([0-9a-f]*\).*/\1/')
+    [ -n "$k" ] || fail "no move logged: $(grep -a 'node pool' "$(lab_log n1)" | tail -n 3)"
+    rec=$(lab_node n1 cat "$POOL/$ITEST_UID/$k.use")
+    lab_user env SLURM_EXT_CACHE_KEY=whole-back srun -N1 -w n1 --ext-cache=local true || fail "srun true failed"
+    lab_wait_settled 120 >/dev/null
+    grep -a "node pool: moved .* into key $k" "$(lab_log n1)" | tail -n 1 | grep -q '(1 of them a whole cache directory' ||
+        fail "not back whole: $(grep -a "into key $k" "$(lab_log n1)" | tail -n 1)"
+    # root's numbers of before the take, kept: what the key holds did not change
+    assert_equal "$(lab_node n1 cat "$POOL/$ITEST_UID/$k.use")" "$rec"
+    assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID/$k/torchinductor" -type f | wc -l)" 2000
+}
+
 @test "another environment (a venv) never gets the system's builds; the same venv gets its own" {
     venv=(VIRTUAL_ENV="$LAB/work/venv" PATH="$LAB/work/venv/bin:$LAB_USER_PATH")
     run_ext extc_p venv1.log "${venv[@]}" -- -N1 -w n2 --ext-cache=local

@@ -535,7 +535,7 @@ static void test_account_writes_what_root_measured(void **state)
 		snprintf(text, sizeof(text), "l%d", i);
 		assert_int_equal(linkat(kfd, "blob", kfd, text, 0), 0);
 	}
-	if (extc_pool_hold_account(&h, &fx->tree, why, sizeof(why)) != EXTC_POOL_ACCOUNTED)
+	if (extc_pool_hold_account(&h, &fx->tree, false, why, sizeof(why)) != EXTC_POOL_ACCOUNTED)
 		fail_msg("account: %s", why);
 	assert_int_equal(extc_pool_level_read_record(h.record_fd, &rec), 0);
 	assert_int_equal(rec.inodes, 3);
@@ -546,14 +546,14 @@ static void test_account_writes_what_root_measured(void **state)
 	assert_memory_equal(why, text, strlen(text));
 	/* too deep: marked, and a hold finds nothing to seed from (bytes 0) */
 	assert_int_equal(fsfx_chain_at(kfd, "deep", "d", EXTC_POOL_MEASURE_DEPTH + 1, NULL), 0);
-	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, why, sizeof(why)),
+	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, false, why, sizeof(why)),
 			 EXTC_POOL_ACCOUNT_UNMEASURABLE);
 	assert_non_null(strstr(why, "deeper than"));
 	assert_int_equal(extc_pool_level_read_record(h.record_fd, &rec), 0);
 	assert_true(rec.unmeasurable);
 	assert_int_equal(rec.bytes, 0);
 	extc_pool_hold_release(&h);
-	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, why, sizeof(why)),
+	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, false, why, sizeof(why)),
 			 EXTC_POOL_ACCOUNT_FAILED);
 	close(kfd);
 }
@@ -570,10 +570,104 @@ static void test_account_refuses_a_record_it_does_not_hold(void **state)
 	snprintf(name, sizeof(name), "%s%s", h.key, EXTC_POOL_RECORD_SUFFIX);
 	assert_int_equal(unlinkat(user_level(fx, ATTACKER), name, 0), 0);
 	assert_int_equal(fsfx_write_at(user_level(fx, ATTACKER), name, "version=2\nbytes=1\n", 0600), 0);
-	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, why, sizeof(why)),
+	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, false, why, sizeof(why)),
 			 EXTC_POOL_ACCOUNT_FAILED);
 	assert_non_null(strstr(why, "not the record this step holds"));
 	extc_pool_hold_release(&h);
+}
+
+/* Root's record of the held key against root's full measure of it now: the same numbers. */
+static void assert_record_is_a_full_measure(struct fx *fx, const struct extc_pool_hold *h)
+{
+	struct extc_pool_record rec;
+	struct extc_pool_usage u;
+
+	assert_int_equal(extc_pool_measure_key(user_level(fx, h->uid), h->key, &roomy, &u),
+			 EXTC_POOL_MEASURED);
+	assert_int_equal(extc_pool_level_read_record(h->record_fd, &rec), 0);
+	assert_int_equal(rec.bytes, u.bytes);
+	assert_int_equal(rec.inodes, u.inodes);
+	assert_int_equal(h->bytes, u.bytes);
+	assert_int_equal(h->inodes, u.inodes);
+}
+
+/* A step's take and put-back, as renames of the key's directory 'sub' (pool_rename.c's). */
+static void take_and_put_back(int kfd, int leaffd, const char *sub, const char *add)
+{
+	assert_int_equal(renameat(kfd, sub, leaffd, sub), 0);
+	if (add != NULL) {
+		int sfd = open_dir(leaffd, sub);
+
+		write_file(sfd, add, 4096);
+		close(sfd);
+	}
+	assert_int_equal(renameat(leaffd, sub, kfd, sub), 0);
+}
+
+/*
+ * A step that took a key's directories and put them back whole, unchanged:
+ * root keeps its own numbers of before the take, which are what a full
+ * measure says; a name added at a directory's top level, or a put-back
+ * that moved entries one by one, makes root measure again.
+ */
+static void test_account_after_a_whole_put_back_keeps_what_root_measured(void **state)
+{
+	struct fx *fx = *state;
+	/* root has no level of its own: as root, the key is another uid's */
+	const uid_t uid = geteuid() == 0 ? ATTACKER : geteuid();
+	const struct extc_ids ids = { .uid = uid, .gid = geteuid() == 0 ? ATTACKER : getegid() };
+	struct extc_pool_hold h;
+	char why[1024], key[64];
+	int kfd, leaffd, sfd;
+
+	key_name(21, key);
+	user_level(fx, ids.uid);
+	assert_int_equal(extc_pool_hold(&fx->tree, &ids, key, &h, why, sizeof(why)), EXTC_POOL_HELD);
+	kfd = open_dir(user_level(fx, ids.uid), key);
+	assert_int_equal(mkdirat(kfd, "torchinductor", 0755), 0);
+	sfd = open_dir(kfd, "torchinductor");
+	assert_int_equal(fsfx_chain_at(sfd, "fxgraph", "d", 3, NULL), 0);
+	write_file(sfd, "c4sm.so", 65536);
+	close(sfd);
+	write_file(kfd, ".extc-manifest", 100);
+	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, false, why, sizeof(why)),
+			 EXTC_POOL_ACCOUNTED);
+	extc_pool_hold_release(&h);
+	assert_int_equal(fsfx_made_ago_at(kfd, "torchinductor", 60), 0);
+	assert_int_equal(mkdirat(fx->fs.rootfd, "leaf", 0700), 0);
+	leaffd = open_dir(fx->fs.rootfd, "leaf");
+
+	/* the next step: held, taken, put back as it went */
+	assert_int_equal(extc_pool_hold(&fx->tree, &ids, key, &h, why, sizeof(why)), EXTC_POOL_HELD);
+	assert_true(h.since.known);
+	take_and_put_back(kfd, leaffd, "torchinductor", NULL);
+	if (extc_pool_hold_account(&h, &fx->tree, true, why, sizeof(why)) != EXTC_POOL_ACCOUNT_KEPT)
+		fail_msg("a key as it was is measured again: %s", why);
+	assert_record_is_a_full_measure(fx, &h);
+	/* without the put-back's word that it only moved whole directories: measured */
+	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, false, why, sizeof(why)),
+			 EXTC_POOL_ACCOUNTED);
+	assert_record_is_a_full_measure(fx, &h);
+	extc_pool_hold_release(&h);
+
+	/* a step that added a build at the top level: measured, the new build counted */
+	assert_int_equal(extc_pool_hold(&fx->tree, &ids, key, &h, why, sizeof(why)), EXTC_POOL_HELD);
+	take_and_put_back(kfd, leaffd, "torchinductor", "new.so");
+	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, true, why, sizeof(why)),
+			 EXTC_POOL_ACCOUNTED);
+	assert_record_is_a_full_measure(fx, &h);
+	extc_pool_hold_release(&h);
+
+	/* a name the key did not have at the hold: measured */
+	assert_int_equal(fsfx_made_ago_at(kfd, "torchinductor", 60), 0);
+	assert_int_equal(extc_pool_hold(&fx->tree, &ids, key, &h, why, sizeof(why)), EXTC_POOL_HELD);
+	assert_int_equal(mkdirat(kfd, "triton", 0755), 0);
+	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, true, why, sizeof(why)),
+			 EXTC_POOL_ACCOUNTED);
+	assert_record_is_a_full_measure(fx, &h);
+	extc_pool_hold_release(&h);
+	close(leaffd);
+	close(kfd);
 }
 
 /* ---- root: mounts in a key, keys of other uids ---- */
@@ -647,6 +741,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_absent_key_and_names_that_are_not_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_account_writes_what_root_measured, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_account_refuses_a_record_it_does_not_hold, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_account_after_a_whole_put_back_keeps_what_root_measured,
+						setup, teardown),
 	};
 	/*
 	 * make check-root: mounts in keys, keys of other uids, and eviction,

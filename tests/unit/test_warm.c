@@ -605,6 +605,166 @@ static void test_take_renames_the_keys_builds_into_the_leaf(void **state)
 	close(l2);
 }
 
+static ino_t ino_of(const char *rel)
+{
+	struct stat sb;
+
+	assert_int_equal(fstatat(fx.rootfd, rel, &sb, AT_SYMLINK_NOFOLLOW), 0);
+	return (sb.st_ino);
+}
+
+/*
+ * A key of the pool as earlier steps left it (a complete torch build, one
+ * in a pyXY_cu group, an Inductor cache without its locks), taken into the
+ * leaf 'leaf' at a time after 't' (the step's hold).
+ */
+static void key_taken(const char *key, const char *leaf, struct extc_warm_opts *o,
+		      struct timespec *t)
+{
+	static const char *const aged[] = {
+		"torch_extensions/good", "torch_extensions/py311_cpu/grouped",
+		"torch_extensions/py311_cpu", "torch_extensions", "torchinductor",
+	};
+	struct extc_copy_stats st;
+	char why[512], p[PATH_MAX];
+	size_t i;
+	int kfd, lfd;
+
+	assert_int_equal(mkdirs("%s/torch_extensions/good", key), 0);
+	assert_int_equal(mkdirs("%s/torch_extensions/py311_cpu/grouped", key), 0);
+	assert_int_equal(mkdirs("%s/torchinductor/fxgraph/46/f4633", key), 0);
+	assert_int_equal(mkdirs("%s/torchinductor/aotautograd/a5e4", key), 0);
+	assert_int_equal(mkdirs("%s/torchinductor/4s", key), 0);
+	assert_int_equal(mkdirs("%s", leaf), 0);
+	put(fsfx_join(p, sizeof(p), key, "torch_extensions/good/good.so"), "ELF");
+	put(fsfx_join(p, sizeof(p), key, "torch_extensions/good/build.ninja"), "rule cxx\n");
+	put(fsfx_join(p, sizeof(p), key, "torch_extensions/py311_cpu/grouped/grouped.so"), "ELF");
+	put(fsfx_join(p, sizeof(p), key, "torchinductor/fxgraph/46/f4633/y3pj"), "graph");
+	put(fsfx_join(p, sizeof(p), key, "torchinductor/aotautograd/a5e4/entry"), "aot");
+	put(fsfx_join(p, sizeof(p), key, "torchinductor/4s/c4sm.so"), "ELF");
+	for (i = 0; i < sizeof(aged) / sizeof(aged[0]); i++)
+		assert_int_equal(fsfx_made_ago_at(fx.rootfd, fsfx_join(p, sizeof(p), key, aged[i]), 60), 0);
+	opts_inductor(o);
+	/* the hold's time, as the step's end is given it: before the take */
+	clock_gettime(CLOCK_REALTIME_COARSE, t);
+	kfd = opendir_at(key);
+	lfd = opendir_at(leaf);
+	assert_int_equal(extc_pool_rename_take(kfd, lfd, o, &st, why, sizeof(why)), EXTC_SEED_DONE);
+	close(kfd);
+	close(lfd);
+}
+
+/* Put the leaf's builds back into the key since the hold at 't'; 0 or -1 as the put-back. */
+static int put_back_since(const char *leaf, const char *key, const struct extc_warm_opts *o,
+			  const struct timespec *t, struct extc_warm_walk_report *rep)
+{
+	const struct extc_pool_put_back_limits lim = { NULL, t };
+	struct extc_manifest mf;
+	char why[512];
+	int kfd = opendir_at(key), lfd = opendir_at(leaf), rv;
+
+	assert_int_equal(extc_manifest_local(&mf, "k1", 42, "n1", "/proc/cpuinfo", why, sizeof(why)), 0);
+	rv = extc_pool_rename_put_back(lfd, kfd, o, &mf, &lim, rep, why, sizeof(why));
+	close(kfd);
+	close(lfd);
+	return (rv);
+}
+
+/* A step that changed nothing: each directory goes back whole, by one rename, the same inode. */
+static void test_put_back_moves_an_unchanged_directory_whole(void **state)
+{
+	struct extc_warm_walk_report rep;
+	struct extc_warm_opts o;
+	struct timespec t;
+	ino_t torch, inductor;
+
+	(void)state;
+	key_taken("fw/key", "fw/leaf", &o, &t);
+	torch = ino_of("fw/leaf/torch_extensions");
+	inductor = ino_of("fw/leaf/torchinductor");
+	assert_int_equal(put_back_since("fw/leaf", "fw/key", &o, &t, &rep), 0);
+	assert_int_equal(rep.whole, 2);
+	assert_int_equal(rep.published, 0);
+	assert_int_equal(ino_of("fw/key/torch_extensions"), torch);
+	assert_int_equal(ino_of("fw/key/torchinductor"), inductor);
+	assert_true(there("fw/key/torchinductor/fxgraph/46/f4633/y3pj"));
+	assert_true(there("fw/key/torch_extensions/py311_cpu/grouped/grouped.so"));
+	assert_false(there("fw/leaf/torch_extensions"));
+	assert_false(there("fw/leaf/torchinductor"));
+}
+
+/*
+ * What the step changed still goes through the rules: a torch build it
+ * left incomplete or locked stays out, Inductor's locks/ made at its top
+ * level stays out, the rest comes back entry by entry.
+ */
+static void test_put_back_of_a_changed_directory_keeps_the_rules(void **state)
+{
+	struct extc_warm_walk_report rep;
+	struct extc_warm_opts o;
+	struct timespec t;
+	ino_t torch;
+
+	(void)state;
+	key_taken("fc/key", "fc/leaf", &o, &t);
+	torch = ino_of("fc/leaf/torch_extensions");
+	assert_int_equal(mkdirs("fc/leaf/torch_extensions/half"), 0);
+	put("fc/leaf/torch_extensions/half/build.ninja", "rule cxx\n");
+	put("fc/leaf/torch_extensions/py311_cpu/grouped/lock", "");
+	assert_int_equal(mkdirs("fc/leaf/torchinductor/locks"), 0);
+	assert_int_equal(put_back_since("fc/leaf", "fc/key", &o, &t, &rep), 0);
+	assert_int_equal(rep.whole, 0);
+	assert_true(ino_of("fc/key/torch_extensions") != torch);
+	assert_true(there("fc/key/torch_extensions/good/good.so"));
+	assert_false(there("fc/key/torch_extensions/half"));
+	assert_true(there("fc/leaf/torch_extensions/half"));
+	/* a build the step locked (torch building it, one level down in a group) stays out too */
+	assert_false(there("fc/key/torch_extensions/py311_cpu/grouped"));
+	assert_true(there("fc/leaf/torch_extensions/py311_cpu/grouped/grouped.so"));
+	assert_int_equal(rep.incomplete, 2);
+	assert_true(there("fc/key/torchinductor/fxgraph/46/f4633/y3pj"));
+	assert_false(there("fc/key/torchinductor/locks"));
+}
+
+/* Torch's level looked into: a build locked a level down in a group is enough to walk it. */
+static void test_put_back_sees_a_build_changed_in_a_group(void **state)
+{
+	struct extc_warm_walk_report rep;
+	struct extc_warm_opts o;
+	struct timespec t;
+
+	(void)state;
+	key_taken("fg/key", "fg/leaf", &o, &t);
+	put("fg/leaf/torch_extensions/py311_cpu/grouped/lock", "");
+	assert_int_equal(put_back_since("fg/leaf", "fg/key", &o, &t, &rep), 0);
+	assert_int_equal(rep.whole, 1);		/* Inductor's */
+	assert_int_equal(rep.incomplete, 1);
+	assert_true(there("fg/key/torch_extensions/good/good.so"));
+	assert_false(there("fg/key/torch_extensions/py311_cpu/grouped"));
+}
+
+/* A key that got a directory of that name meanwhile (another step's): merged entry by entry, as ever. */
+static void test_put_back_merges_into_a_directory_the_key_got_meanwhile(void **state)
+{
+	struct extc_warm_walk_report rep;
+	struct extc_warm_opts o;
+	struct timespec t;
+	ino_t theirs;
+
+	(void)state;
+	key_taken("fm/key", "fm/leaf", &o, &t);
+	assert_int_equal(mkdirs("fm/key/torchinductor/fxgraph/99"), 0);
+	put("fm/key/torchinductor/fxgraph/99/theirs", "graph");
+	theirs = ino_of("fm/key/torchinductor");
+	assert_int_equal(put_back_since("fm/leaf", "fm/key", &o, &t, &rep), 0);
+	assert_int_equal(rep.whole, 1);		/* torch's, which the key has not */
+	assert_int_equal(ino_of("fm/key/torchinductor"), theirs);
+	assert_true(there("fm/key/torchinductor/fxgraph/99/theirs"));
+	assert_true(there("fm/key/torchinductor/fxgraph/46/f4633/y3pj"));
+	assert_true(there("fm/key/torchinductor/aotautograd/a5e4/entry"));
+	assert_true(there("fm/key/torchinductor/4s/c4sm.so"));
+}
+
 /*
  * Triton entries survive seed, publish and the pool's move. The fixtures
  * are Triton 3.x's on-disk format and the lookup is this file's own port of
@@ -839,7 +999,7 @@ static void test_publish_and_move_name_where_the_entry_goes(void **state)
 	abs_of(pool, sizeof(pool), "pub/pool");
 	opts_triton(&o, pool);
 	dirfd = openat(fx.rootfd, "pub/pool", O_RDONLY | O_DIRECTORY);
-	assert_int_equal(extc_pool_rename_put_back(leaf, dirfd, &o, &mf, NULL, &rep, why, sizeof(why)), 0);
+	assert_int_equal(extc_pool_rename_put_back(leaf, dirfd, &o, &mf, &(struct extc_pool_put_back_limits){ NULL, NULL }, &rep, why, sizeof(why)), 0);
 	assert_int_equal(rep.published, 1);
 	assert_false(fsfx_exists_at(fx.rootfd, "pub/leaf/triton/" TRITON_KEY));
 	assert_true(triton_hit(pool, pool, &inside));
@@ -1365,6 +1525,10 @@ int main(void)
 		cmocka_unit_test(test_inductor_locks_never_published_nor_seeded),
 		cmocka_unit_test(test_publish_merges_content_addressed_directories),
 		cmocka_unit_test(test_take_renames_the_keys_builds_into_the_leaf),
+		cmocka_unit_test(test_put_back_moves_an_unchanged_directory_whole),
+		cmocka_unit_test(test_put_back_of_a_changed_directory_keeps_the_rules),
+		cmocka_unit_test(test_put_back_sees_a_build_changed_in_a_group),
+		cmocka_unit_test(test_put_back_merges_into_a_directory_the_key_got_meanwhile),
 		cmocka_unit_test(test_a_copy_without_the_rewrite_misses),
 		cmocka_unit_test(test_seed_rewrites_groups_into_the_leaf),
 		cmocka_unit_test(test_broken_entries_are_left_out),
