@@ -179,6 +179,37 @@ struct put_back_ctx {
  * (a rename of a directory keeps it); a pyXY_cu group is looked into once
  * ('depth' 2). Only directory entries are read: a few per extension.
  */
+/*
+ * A directory whose names changed since 'taken_after' holds the same as
+ * before if nothing in it now changed since and it holds no lock: torch
+ * makes and removes its lock in a build's directory at every load, which
+ * is all a step that only loaded its extensions changed. A rebuild makes
+ * or rewrites files there (their change time is new); a build under way
+ * holds the lock.
+ */
+static bool names_unchanged(int parentfd, const char *name, const struct timespec *taken_after)
+{
+	struct dirent *de;
+	bool same = true;
+	int fd = openat(parentfd, name, EXTC_DIR_OPEN_FLAGS);
+	DIR *d = fd >= 0 ? extc_fdio_opendir(fd) : NULL;
+
+	while (d != NULL && same && (de = readdir(d)) != NULL) {
+		struct stat sb;
+
+		if (extc_fdio_is_dot(de->d_name))
+			continue;
+		same = strcmp(de->d_name, EXTC_WARM_LOCK_NAME) != 0 &&
+		       fstatat(fd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		       !changed_since(&sb, taken_after);
+	}
+	if (d != NULL)
+		closedir(d);
+	if (fd >= 0)
+		close(fd);
+	return (d != NULL && same);
+}
+
 static bool dirs_unchanged(int fd, const struct timespec *taken_after, unsigned depth)
 {
 	struct dirent *de;
@@ -192,7 +223,8 @@ static bool dirs_unchanged(int fd, const struct timespec *taken_after, unsigned 
 		if (extc_fdio_is_dot(de->d_name) ||
 		    fstatat(fd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(sb.st_mode))
 			continue;
-		same = !at_or_after(&sb.st_mtim, taken_after);
+		same = !at_or_after(&sb.st_mtim, taken_after) ||
+		       names_unchanged(fd, de->d_name, taken_after);
 		if (!same || depth <= 1)
 			continue;
 		cfd = openat(fd, de->d_name, EXTC_DIR_OPEN_FLAGS);

@@ -626,6 +626,7 @@ static void key_taken(const char *key, const char *leaf, struct extc_warm_opts *
 		"torch_extensions/py311_cpu", "torch_extensions", "torchinductor",
 	};
 	struct extc_copy_stats st;
+	struct timespec made;
 	char why[512], p[PATH_MAX];
 	size_t i;
 	int kfd, lfd;
@@ -645,8 +646,17 @@ static void key_taken(const char *key, const char *leaf, struct extc_warm_opts *
 	for (i = 0; i < sizeof(aged) / sizeof(aged[0]); i++)
 		assert_int_equal(fsfx_made_ago_at(fx.rootfd, fsfx_join(p, sizeof(p), key, aged[i]), 60), 0);
 	opts_inductor(o);
-	/* the hold's time, as the step's end is given it: before the take */
-	clock_gettime(CLOCK_REALTIME_COARSE, t);
+	/*
+	 * The hold's time, as the step's end is given it: before the take, and
+	 * (the clock's tick passed, waited for) after the builds were made.
+	 */
+	clock_gettime(CLOCK_REALTIME_COARSE, &made);
+	do {
+		struct timespec pause = { 0, 1000000 };
+
+		nanosleep(&pause, NULL);
+		clock_gettime(CLOCK_REALTIME_COARSE, t);
+	} while (t->tv_sec == made.tv_sec && t->tv_nsec == made.tv_nsec);
 	kfd = opendir_at(key);
 	lfd = opendir_at(leaf);
 	assert_int_equal(extc_pool_rename_take(kfd, lfd, o, &st, why, sizeof(why)), EXTC_SEED_DONE);
@@ -724,6 +734,41 @@ static void test_put_back_of_a_changed_directory_keeps_the_rules(void **state)
 	assert_int_equal(rep.incomplete, 2);
 	assert_true(there("fc/key/torchinductor/fxgraph/46/f4633/y3pj"));
 	assert_false(there("fc/key/torchinductor/locks"));
+}
+
+/*
+ * A step that only loaded its torch extensions: torch made and removed its
+ * lock in each build's directory, and nothing else; the directory still
+ * goes back whole.
+ */
+static void test_put_back_of_builds_only_loaded_is_whole(void **state)
+{
+	struct extc_warm_walk_report rep;
+	struct extc_warm_opts o;
+	struct timespec t;
+	ino_t torch;
+
+	(void)state;
+	key_taken("fl/key", "fl/leaf", &o, &t);
+	torch = ino_of("fl/leaf/torch_extensions");
+	put("fl/leaf/torch_extensions/good/lock", "");
+	assert_int_equal(unlinkat(fx.rootfd, "fl/leaf/torch_extensions/good/lock", 0), 0);
+	put("fl/leaf/torch_extensions/py311_cpu/grouped/lock", "");
+	assert_int_equal(unlinkat(fx.rootfd, "fl/leaf/torch_extensions/py311_cpu/grouped/lock", 0), 0);
+	assert_int_equal(put_back_since("fl/leaf", "fl/key", &o, &t, &rep), 0);
+	assert_int_equal(rep.whole, 2);
+	assert_int_equal(ino_of("fl/key/torch_extensions"), torch);
+	assert_true(there("fl/key/torch_extensions/good/good.so"));
+	assert_true(there("fl/key/torch_extensions/py311_cpu/grouped/grouped.so"));
+	/* a build made again (the linker replaces its file: a new change time) is not: the rules apply */
+	key_taken("fr/key", "fr/leaf", &o, &t);
+	put("fr/leaf/torch_extensions/good/lock", "");
+	assert_int_equal(unlinkat(fx.rootfd, "fr/leaf/torch_extensions/good/lock", 0), 0);
+	assert_int_equal(unlinkat(fx.rootfd, "fr/leaf/torch_extensions/good/good.so", 0), 0);
+	put("fr/leaf/torch_extensions/good/good.so", "ELF2");
+	assert_int_equal(put_back_since("fr/leaf", "fr/key", &o, &t, &rep), 0);
+	assert_int_equal(rep.whole, 1);		/* Inductor's */
+	assert_true(there("fr/key/torch_extensions/good/good.so"));
 }
 
 /* Torch's level looked into: a build locked a level down in a group is enough to walk it. */
@@ -1526,6 +1571,7 @@ int main(void)
 		cmocka_unit_test(test_publish_merges_content_addressed_directories),
 		cmocka_unit_test(test_take_renames_the_keys_builds_into_the_leaf),
 		cmocka_unit_test(test_put_back_moves_an_unchanged_directory_whole),
+		cmocka_unit_test(test_put_back_of_builds_only_loaded_is_whole),
 		cmocka_unit_test(test_put_back_of_a_changed_directory_keeps_the_rules),
 		cmocka_unit_test(test_put_back_sees_a_build_changed_in_a_group),
 		cmocka_unit_test(test_put_back_merges_into_a_directory_the_key_got_meanwhile),
