@@ -93,7 +93,8 @@ int extc_trash_move(int dirfd, const char *name, int trashfd, const char *tag)
 }
 
 enum extc_trash_retire_result extc_trash_retire_job(const struct extc_tree *tree, uid_t uid,
-						    uint32_t jobid, bool *moved, char *why, size_t whylen)
+						    uint32_t jobid, void (*before_move)(void *arg),
+						    void *arg, bool *moved, char *why, size_t whylen)
 {
 	char uname[EXTC_NAME_LEN], jname[EXTC_NAME_LEN];
 	struct extc_rm_report ignored;
@@ -123,6 +124,8 @@ enum extc_trash_retire_result extc_trash_retire_job(const struct extc_tree *tree
 		rv = EXTC_TRASH_RETIRE_HELD;
 		goto out;
 	}
+	if (before_move != NULL)
+		before_move(arg);
 	if (extc_trash_open(&w, true, &trashfd, why, whylen) != EXTC_LEVEL_FOUND ||
 	    extc_trash_move(w.uid, jname, trashfd, jname) < 0) {
 		if (trashfd >= 0)

@@ -41,8 +41,15 @@ enum extc_trash_retire_result {
 	EXTC_TRASH_RETIRE_HELD,		/* a process holds the job level (a step's detached end): try later */
 };
 
+/*
+ * 'before_move' (may be NULL) runs once the job level is held, right before
+ * the tree goes, with nothing of the job's running on it: what the job took
+ * from the node pool goes back then, a step's end that could not move it
+ * having left a note (pool_taken.h).
+ */
 enum extc_trash_retire_result extc_trash_retire_job(const struct extc_tree *tree, uid_t uid,
-						    uint32_t jobid, bool *moved, char *why, size_t whylen);
+						    uint32_t jobid, void (*before_move)(void *arg),
+						    void *arg, bool *moved, char *why, size_t whylen);
 
 /*
  * Remove everything in the trash with the removal engine, within

@@ -274,6 +274,19 @@ struct epilog_work {
 };
 
 /*
+ * Once no step's end holds the job level, before the tree goes: what an
+ * end could not move into the pool (its note written after the epilog's
+ * first return) goes back now.
+ */
+static void pool_job_late(void *arg)
+{
+	const struct epilog_work *w = arg;
+	const struct extc_tree tree = { &w->cfg, &w->pol };
+
+	pool_job(&tree, w->uid, w->jobid, w->node, "epilog");
+}
+
+/*
  * The job's tree goes to the trash once no step's detached end holds it:
  * each of those is bounded by publish_timeout twice (publish, then the
  * pool move), plus the reaping of its children.
@@ -288,7 +301,8 @@ static enum extc_trash_retire_result retire_job(const struct epilog_work *w, boo
 
 	for (;;) {
 		enum extc_trash_retire_result retired =
-			extc_trash_retire_job(&tree, w->uid, w->jobid, moved, why, whylen);
+			extc_trash_retire_job(&tree, w->uid, w->jobid, pool_job_late, (void *)w,
+					      moved, why, whylen);
 
 		if (retired != EXTC_TRASH_RETIRE_HELD || extc_clock_monotonic_ns() >= deadline)
 			return (retired);
@@ -380,7 +394,7 @@ int extc_slurmd_job_epilog(spank_t sp, int ac, char **av)
 		bool moved;
 
 		w.cfg.pool = false;
-		if (extc_trash_retire_job(&tree, w.uid, w.jobid, &moved, why, sizeof(why)) ==
+		if (extc_trash_retire_job(&tree, w.uid, w.jobid, NULL, NULL, &moved, why, sizeof(why)) ==
 		    EXTC_TRASH_RETIRE_NO_TRASH)
 			extc_error("epilog: %s; the tree is left for a later epilog", why);
 		empty_trash_later(&w.cfg, &w.pol);

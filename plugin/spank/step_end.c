@@ -228,6 +228,29 @@ static bool put_back_pool(spank_t sp, struct extc_step *s)
 	return (ret == EXTC_AS_USER_DONE && r->rep.failed == 0);
 }
 
+/*
+ * No end runs for this step (over the bound, or no process), or its move
+ * into the pool did not finish: a local leaf the pool holds is left for
+ * the job epilog, which returns what a note names (pool_taken.h). A step that took nothing has no note yet: one is
+ * written now, so that what it built goes into the key too. Any other
+ * local leaf goes now.
+ */
+static void leave_to_epilog(struct extc_step *s)
+{
+	char why[EXTC_WHY_MAX];
+
+	if (s->choice.mode != EXTC_MODE_LOCAL)
+		return;
+	if (!s->pool.held) {
+		remove_leaf(s);
+		return;
+	}
+	if (!s->pool.may_take &&
+	    extc_pool_taken_note(&s->tree, &s->ids, false, s->pool.key, s->warm_path, why,
+				 sizeof(why)) != EXTC_POOL_TAKEN_NOTED)
+		extc_info("node pool: %s; this step's builds are not pooled", why);
+}
+
 /* What the detached end is handed: slurmstepd's handle and the step, as they were at the fork. */
 struct end_arg {
 	spank_t sp;
@@ -268,8 +291,10 @@ static void finish(void *varg)
 		return;		/* the key is let go as this process ends */
 	back = put_back_pool(arg->sp, s);
 	extc_pool_hold_release(&s->pool.hold);	/* the key may be evicted from here on */
-	if (!back && s->pool.may_take)
-		return;		/* the taken note stays: the epilog returns what is left */
+	if (!back) {
+		leave_to_epilog(s);	/* with its note: the epilog returns what is left */
+		return;
+	}
 	if (s->pool.may_take)
 		extc_pool_taken_drop(&s->tree, &s->ids, false);
 	remove_leaf(s);
@@ -326,29 +351,6 @@ static enum extc_detach_result detach(spank_t sp, struct extc_step *s,
 	struct end_arg arg = { .sp = sp, .s = s };
 
 	return (extc_background_detach(finish, &arg, &opts, pid));
-}
-
-/*
- * No end runs for this step (over the bound, or no process): a local leaf
- * the pool holds is left for the job epilog, which returns what a note
- * names (pool_taken.h). A step that took nothing has no note yet: one is
- * written now, so that what it built goes into the key too. Any other
- * local leaf goes now.
- */
-static void leave_to_epilog(struct extc_step *s)
-{
-	char why[EXTC_WHY_MAX];
-
-	if (s->choice.mode != EXTC_MODE_LOCAL)
-		return;
-	if (!s->pool.held) {
-		remove_leaf(s);
-		return;
-	}
-	if (!s->pool.may_take &&
-	    extc_pool_taken_note(&s->tree, &s->ids, false, s->pool.key, s->warm_path, why,
-				 sizeof(why)) != EXTC_POOL_TAKEN_NOTED)
-		extc_info("node pool: %s; this step's builds are not pooled", why);
 }
 
 void extc_step_end_finish(spank_t sp, struct extc_step *s)

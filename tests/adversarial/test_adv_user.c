@@ -139,7 +139,7 @@ static int op_retire(void *arg)
 	enum extc_trash_retire_result rv;
 
 	o->why[0] = '\0';
-	rv = extc_trash_retire_job(&o->t->tree, o->t->ids.uid, o->t->ids.jobid, &moved,
+	rv = extc_trash_retire_job(&o->t->tree, o->t->ids.uid, o->t->ids.jobid, NULL, NULL, &moved,
 				   o->why, sizeof(o->why));
 	say("epilog retire", rv, o->why);
 	return (rv == EXTC_TRASH_RETIRE_DONE && moved ? 0 : 1);

@@ -134,7 +134,9 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
     rec=$(lab_node n1 cat "$POOL/$ITEST_UID/$k.use")
     lab_user env SLURM_EXT_CACHE_KEY=whole-back srun -N1 -w n1 --ext-cache=local true || fail "srun true failed"
     lab_wait_settled 120 >/dev/null
-    grep -a "node pool: moved .* into key $k" "$(lab_log n1)" | tail -n 1 | grep -q '(1 of them a whole cache directory' ||
+    # every directory it moved went whole (Inductor's, and any other the step's tree had)
+    grep -a "node pool: moved .* into key $k" "$(lab_log n1)" | tail -n 1 |
+        grep -qE "moved ([1-9][0-9]*) entr(y|ies) into key $k \(\1 of them a whole cache directory" ||
         fail "not back whole: $(grep -a "into key $k" "$(lab_log n1)" | tail -n 1)"
     # root's numbers of before the take, kept: what the key holds did not change
     assert_equal "$(lab_node n1 cat "$POOL/$ITEST_UID/$k.use")" "$rec"

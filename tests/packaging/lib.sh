@@ -125,10 +125,12 @@ pkg_copy_source() {
 
 # pkg_run NAME LOG CMD...: run CMD (stdin /dev/null), all output to LOG.
 pkg_run() {
-    local name=$1 log=$2 rc
+    local name=$1 log=$2 rc t0=$SECONDS
     shift 2
     "$@" </dev/null >"$log" 2>&1
     rc=$?
+    # how long a package build takes is something the admin guide states
+    echo "# $name took $((SECONDS - t0)) s"
     if [ "$rc" -eq 0 ]; then
         t_pass "$name"
     else
