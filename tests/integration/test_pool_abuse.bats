@@ -247,13 +247,13 @@ ends_are() { [ "$(ends_on_n1 | wc -l)" -eq "$1" ]; }
     finishers_max "$n1" "$W/bound.max" 400 3>&- &
     counter=$!
     echo "$catcher $counter" >"$W/bound.pids"
-    # one job, 10 steps one after another, each leaving 5000 entries of its
+    # one job, 10 steps one after another, each leaving 2000 entries of its
     # own for its end to publish, then put back into the pool
     cat >"$W/bound.sh" <<SH
 #!/bin/bash
 for i in \$(seq 10); do
     srun -N1 -n1 -w n1 --ext-cache=local --ext-cache-publish='$pub' bash -c \\
-        'mkdir -p "\$TRITON_CACHE_DIR" && cd "\$TRITON_CACHE_DIR" && seq -f "s\${SLURM_STEP_ID}_%g" 5000 | xargs touch' ||
+        'mkdir -p "\$TRITON_CACHE_DIR" && cd "\$TRITON_CACHE_DIR" && seq -f "s\${SLURM_STEP_ID}_%g" 2000 | xargs touch' ||
         exit 1
 done
 SH
@@ -274,10 +274,10 @@ SH
     assert_equal "$(cat "$W/bound.max")" 4
     # the directories of the steps that were not detached were left to the epilog, which
     # moved their builds into the pool while the 4 ends still wait: the bound lost none
-    itest_poll 60 n1_log_has "job $job: epilog: node pool: put back what 6 of its steps' directories held \(30000 entries\)" ||
+    itest_poll 60 n1_log_has "job $job: epilog: node pool: put back what 6 of its steps' directories held \(12000 entries\)" ||
         fail "the epilog did not pool the 6 directories: $(grep "job $job: epilog" "$(lab_log n1)" | tail -n 4)"
     for over in $(grep -oE "step [0-9]+:" <<<"$out" | tr -dc '0-9\n'); do
-        assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name "s${over}_*" | wc -l)" 5000
+        assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name "s${over}_*" | wc -l)" 2000
     done
     helpers=$(grep -E '^[0-9]+$' "$W/bound.helpers" | paste -sd' ')
     assert_equal "$(wc -w <<<"$helpers")" 4
@@ -290,12 +290,12 @@ SH
     kill -CONT $helpers
     lab_wait_settled 180 || fail "the step ends did not end: $(ends_on_n1 | paste -sd' ')"
     assert_equal "$(ends_on_n1)" ""
-    assert_equal "$(grep -cE "job $job step [0-9]+: published to .*: 5000 new entries" "$(lab_log n1)")" 4
+    assert_equal "$(grep -cE "job $job step [0-9]+: published to .*: 2000 new entries" "$(lab_log n1)")" 4
     # and every step's builds are in the key: the 4 ends moved theirs (or, past their
     # own bound on a loaded machine, left them to the epilog, which moved them)
     itest_poll 60 itest_absent n1 "$ITEST_BASE/$ITEST_UID/$job" || fail "job $job's directory is still there"
     for over in $(seq 0 9); do
-        assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name "s${over}_*" | wc -l)" 5000
+        assert_equal "$(lab_node n1 find "$POOL/$ITEST_UID" -name "s${over}_*" | wc -l)" 2000
     done
     # nothing of the steps that were not detached was published
     for over in $(grep -oE "step [0-9]+:" <<<"$out" | tr -dc '0-9\n'); do

@@ -145,7 +145,7 @@ stop_helper_while() {
     kill -CONT "${HELPERS[@]}"
     itest_poll 120 n1_log_has "job $job step 0: published to .*: $ENTRIES new entries" ||
         fail "no publish logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
-    itest_poll 120 n1_log_has "job $job step 0: node pool: moved $ENTRIES entries into key" ||
+    itest_poll 120 n1_log_has "job $job step 0: node pool: moved ($ENTRIES|$((ENTRIES + 1))) entries into key" ||
         fail "no move into the pool logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
     assert_equal "$(find "$W/pub/triton" -type f | wc -l)" "$ENTRIES"
     itest_poll 60 itest_absent n1 "$B/$ITEST_UID/$job" || fail "job $job's directory is still there"
@@ -319,15 +319,18 @@ seed_caught_while() {
 }
 
 @test "case 84: the process that seeds a step holds no descriptor of slurmstepd; let go, it seeds, and the pool's take after it" {
-    local job
-    # a seed large enough that its copy lives to be caught
-    lab_user bash -c "mkdir -p '$W/seed/triton' && cd '$W/seed/triton' && seq $ENTRIES | xargs touch" ||
+    local job n=5000
+    # a seed large enough that its copy lives to be caught (a second or more here;
+    # the catcher scans /proc without pause)
+    lab_user bash -c "mkdir -p '$W/seed/triton' && cd '$W/seed/triton' && seq $n | xargs touch" ||
         fail "cannot make the seed"
     seed_caught_while stall-seed --ext-cache=local --ext-cache-seed="$W/seed"
-    assert_equal "$(grep '^SEEDED' <<<"$OUT")" "SEEDED $ENTRIES"
+    assert_equal "$(grep '^SEEDED' <<<"$OUT")" "SEEDED $n"
     job=$JOB
-    # its end moves what it was seeded with into the key: the next step's seed is the pool's take
-    itest_poll 120 n1_log_has "job $job step 0: node pool: moved $ENTRIES entries into key" ||
+    # its end moves what it was seeded with into the key (and, where the file system
+    # stamps finer than its clock ticks, an empty cache directory the step's tree had,
+    # whole): the next step's seed is the pool's take
+    itest_poll 120 n1_log_has "job $job step 0: node pool: moved ($n|$((n + 1))) entries into key" ||
         fail "no move into the pool logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
     # the take runs through the same child (test_warm.c shows what it holds); a rename of
     # one directory is over too soon to be caught reliably, so here only what it does:
@@ -335,8 +338,8 @@ seed_caught_while() {
     # shellcheck disable=SC2016 # expanded by the task
     OUT=$(lab_user env SLURM_EXT_CACHE_KEY=stall-seed srun -w n1 -N1 -n1 --ext-cache=local --ext-cache-verbose \
         bash -c 'echo "SEEDED $(ls "$TRITON_CACHE_DIR" | wc -l)"' 2>&1) || fail "srun failed: $OUT"
-    assert_equal "$(grep '^SEEDED' <<<"$OUT")" "SEEDED $ENTRIES"
-    grep -qE "warm: took $ENTRIES entries.* from the node pool" <<<"$OUT" || fail "no warm line for the pool's take: $OUT"
+    assert_equal "$(grep '^SEEDED' <<<"$OUT")" "SEEDED $n"
+    grep -qE "warm: took $n entries.* from the node pool" <<<"$OUT" || fail "no warm line for the pool's take: $OUT"
     no_drain_now
 }
 
