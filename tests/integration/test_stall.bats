@@ -166,16 +166,27 @@ stop_helper_while() {
     itest_no_drain
 }
 
+# fill_key KEY NAME...: a local-mode job on n1 under SLURM_EXT_CACHE_KEY=KEY leaves the
+# files NAME... in its TRITON_CACHE_DIR; its step's end puts them into the key (and,
+# where the file system stamps finer than its clock ticks, maybe one empty cache
+# directory of the step's tree besides, whole)
+fill_key() {
+    local key=$1 job n
+    shift
+    n=$#
+    job=$(lab_user env SLURM_EXT_CACHE_KEY="$key" sbatch --parsable -w n1 -N1 -n1 --ext-cache=local \
+        -o "$LAB/work/%j.out" \
+        --wrap "srun -n1 bash -c 'mkdir -p \$TRITON_CACHE_DIR && cd \$TRITON_CACHE_DIR && touch $*'" 2>&1)
+    [[ $job =~ ^[0-9]+$ ]] || fail "not submitted: $job"
+    assert_equal "$(lab_wait_job "$job" 120)" COMPLETED
+    itest_poll 60 n1_log_has "job $job step 0: node pool: moved ($n|$((n + 1))) entries into key" ||
+        fail "no put-back logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
+}
+
 @test "E3.7: a job-mode job whose steps hold different keys pools nothing it made, and returns what it took; one key, pooled under it" {
-    local prior mixed same out
-    # key mix-a holds one build, put back by a local-mode step
-    # shellcheck disable=SC2016 # expanded by the step
-    prior=$(lab_user env SLURM_EXT_CACHE_KEY=mix-a sbatch --parsable -w n1 -N1 -n1 --ext-cache=local \
-        -o "$LAB/work/%j.out" --wrap 'srun -n1 bash -c "mkdir -p \$TRITON_CACHE_DIR && touch \$TRITON_CACHE_DIR/from-prior"' 2>&1)
-    [[ $prior =~ ^[0-9]+$ ]] || fail "not submitted: $prior"
-    assert_equal "$(lab_wait_job "$prior" 120)" COMPLETED
-    itest_poll 60 n1_log_has "job $prior step 0: node pool: moved 1 entries into key" ||
-        fail "no put-back logged: $(grep "job $prior" "$(lab_log n1)" | tail -n 8)"
+    local mixed same out
+    # key mix-a holds one build
+    fill_key mix-a from-prior
     # shellcheck disable=SC2016 # expanded by the job
     mixed=$(lab_user env SLURM_EXT_CACHE_KEY=mix-a sbatch --parsable -w n1 -N1 -n1 --ext-cache=job \
         -o "$LAB/work/%j.out" --wrap 'srun -n1 bash -c "mkdir -p \$TRITON_CACHE_DIR && touch \$TRITON_CACHE_DIR/from-mix-a"
@@ -355,15 +366,10 @@ step_stepd() {
 }
 
 @test "case 83: slurmstepd killed while its step holds a key taken from the pool: the epilog returns it whole" {
-    local prior job took srun_pid stepd out
-    # key killed-mid holds 50 builds, put back by a local-mode step
-    # shellcheck disable=SC2016 # expanded by the step
-    prior=$(lab_user env SLURM_EXT_CACHE_KEY=killed-mid sbatch --parsable -w n1 -N1 -n1 --ext-cache=local \
-        -o "$LAB/work/%j.out" --wrap 'srun -n1 bash -c "mkdir -p \$TRITON_CACHE_DIR && cd \$TRITON_CACHE_DIR && touch \$(seq 50)"' 2>&1)
-    [[ $prior =~ ^[0-9]+$ ]] || fail "not submitted: $prior"
-    assert_equal "$(lab_wait_job "$prior" 120)" COMPLETED
-    itest_poll 60 n1_log_has "job $prior step 0: node pool: moved 50 entries into key" ||
-        fail "no put-back logged: $(grep "job $prior" "$(lab_log n1)" | tail -n 8)"
+    local job took srun_pid stepd out
+    # key killed-mid holds 50 builds
+    # shellcheck disable=SC2046 # one name a word
+    fill_key killed-mid $(seq 50)
     # a step (srun alone: a batch step would take the key first) takes them, says how
     # many it has, and waits to be let go
     rm -f "$W/took" "$W/let-go"
