@@ -96,7 +96,7 @@ all_stopped() {
 
 # job_over JOB: slurmctld has it in a final state and not completing
 job_over() {
-    case $(lab_job_state "$1") in COMPLETED | FAILED | CANCELLED | TIMEOUT) return 0 ;; esac
+    case $(lab_job_state "$1") in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) return 0 ;; esac
     return 1
 }
 
@@ -365,36 +365,85 @@ step_stepd() {
     return 1
 }
 
+# take_and_wait KEY: a step on n1 (srun alone: a batch step would take the key
+# first) takes key KEY's builds, says how many it has, and waits for $W/let-go.
+# Sets JOB, TOOK and SRUN_PID.
+take_and_wait() {
+    rm -f "$W/took" "$W/let-go"
+    # shellcheck disable=SC2016 # expanded by the step
+    lab_user env SLURM_EXT_CACHE_KEY="$1" W="$W" timeout -k 5 180 srun -w n1 -N1 -n1 --ext-cache=local \
+        bash -c 'echo "$SLURM_JOB_ID $(ls "$TRITON_CACHE_DIR" | wc -l)" >"$W/took"; until [ -e "$W/let-go" ]; do sleep 0.2; done' \
+        >"$BATS_FILE_TMPDIR/take.out" 2>&1 &
+    SRUN_PID=$!
+    itest_poll 60 test -s "$W/took" || fail "the step did not start: $(cat "$BATS_FILE_TMPDIR/take.out")"
+    read -r JOB TOOK <"$W/took"
+}
+
+# whole_again KEY N: the key's next step on n1 starts from all N entries and is told of no loss
+whole_again() {
+    local out
+    out=$(lab_user env SLURM_EXT_CACHE_KEY="$1" srun -N1 -w n1 --ext-cache=local --ext-cache-verbose true 2>&1)
+    [[ $out == *"node n1: warm: took $2 entries from the node pool"* ]] || fail "the key is not whole: $out"
+    [[ $out != *"lost builds"* ]] || fail "a loss was told: $out"
+}
+
 @test "case 83: slurmstepd killed while its step holds a key taken from the pool: the epilog returns it whole" {
-    local job took srun_pid stepd out
+    local stepd
     # key killed-mid holds 50 builds
     # shellcheck disable=SC2046 # one name a word
     fill_key killed-mid $(seq 50)
-    # a step (srun alone: a batch step would take the key first) takes them, says how
-    # many it has, and waits to be let go
-    rm -f "$W/took" "$W/let-go"
-    # shellcheck disable=SC2016 # expanded by the step
-    lab_user env SLURM_EXT_CACHE_KEY=killed-mid W="$W" timeout -k 5 180 srun -w n1 -N1 -n1 --ext-cache=local \
-        bash -c 'echo "$SLURM_JOB_ID $(ls "$TRITON_CACHE_DIR" | wc -l)" >"$W/took"; until [ -e "$W/let-go" ]; do sleep 0.2; done' \
-        >"$BATS_FILE_TMPDIR/killed.out" 2>&1 &
-    srun_pid=$!
-    itest_poll 60 test -s "$W/took" || fail "the step did not start: $(cat "$BATS_FILE_TMPDIR/killed.out")"
-    read -r job took <"$W/took"
-    assert_equal "$took" 50
+    take_and_wait killed-mid
+    assert_equal "$TOOK" 50
     # slurmstepd of the step dies: no exit hook runs, its directory stays with the key's builds
-    stepd=$(step_stepd "$job") || fail "no slurmstepd for $job.0 on n1"
+    stepd=$(step_stepd "$JOB") || fail "no slurmstepd for $JOB.0 on n1"
     kill -KILL "$stepd"
     touch "$W/let-go"
-    wait "$srun_pid" || true
+    wait "$SRUN_PID" || true
     # slurmctld still counts the step: the job ends as an admin or the time limit would end it
-    lab_root scancel "$job"
-    itest_poll 120 job_over "$job" || fail "job $job is not over: $(lab_job_state "$job")"
-    itest_poll 60 n1_log_has "job $job: epilog: node pool: put back what 1 of its steps' directories held \(50 entries\)" ||
-        fail "no return logged: $(grep "job $job" "$(lab_log n1)" | tail -n 8)"
-    itest_poll 60 itest_absent n1 "$B/$ITEST_UID/$job" || fail "job $job's directory is still there"
-    # the key is whole: its next step starts from all 50, and is told of no loss
-    out=$(lab_user env SLURM_EXT_CACHE_KEY=killed-mid srun -N1 -w n1 --ext-cache=local --ext-cache-verbose true 2>&1)
-    [[ $out == *"node n1: warm: took 50 entries from the node pool"* ]] || fail "the key is not whole: $out"
-    [[ $out != *"lost builds"* ]] || fail "a loss was told: $out"
+    lab_root scancel "$JOB"
+    itest_poll 120 job_over "$JOB" || fail "job $JOB is not over: $(lab_job_state "$JOB")"
+    itest_poll 60 n1_log_has "job $JOB: epilog: node pool: put back what 1 of its steps' directories held \(50 entries\)" ||
+        fail "no return logged: $(grep "job $JOB" "$(lab_log n1)" | tail -n 8)"
+    itest_poll 60 itest_absent n1 "$B/$ITEST_UID/$JOB" || fail "job $JOB's directory is still there"
+    whole_again killed-mid 50
+    no_drain_now
+}
+
+# n1_back: n1 is in service (the admin resumes it once its slurmd has registered)
+n1_back() {
+    [ -n "$(lab_drained_nodes)" ] || return 0
+    lab_resume n1 2>/dev/null
+    [ -z "$(lab_drained_nodes)" ]
+}
+
+@test "case 83: a node crashes while a step holds a key taken from the pool: once it is back, the key is whole" {
+    local stepd by
+    # shellcheck disable=SC2046 # one name a word
+    fill_key crashed $(seq 50)
+    take_and_wait crashed
+    assert_equal "$TOOK" 50
+    # what a crash leaves: slurmd and slurmstepd gone at once, no exit hook, no
+    # epilog; the admin marks the node down, which ends its job in slurmctld
+    stepd=$(step_stepd "$JOB") || fail "no slurmstepd for $JOB.0 on n1"
+    lab_kill_slurmd n1
+    kill -KILL "$stepd"
+    touch "$W/let-go"
+    wait "$SRUN_PID" || true
+    lab_root scontrol update nodename=n1 state=down reason=extc-crash
+    itest_poll 120 job_over "$JOB" || fail "job $JOB is not over: $(lab_job_state "$JOB")"
+    lab_start_slurmd n1 >/dev/null
+    itest_poll 60 n1_back || fail "n1 did not come back: $(lab_drained_nodes)"
+    # The node back, either the job's epilog runs (slurmctld still has the job
+    # and ends it on the node: what Slurm 22.05 does here) or, for a job
+    # slurmctld no longer knows, a later epilog's sweep retires the tree: the
+    # stamp aged so that this sweep asks slurmctld, and another job ends on n1.
+    lab_node n1 python3 -c 'import os, sys; os.setxattr(sys.argv[1], "trusted.ext-cache.sweep", b"0")' "$B/.trash"
+    lab_user srun -N1 -w n1 true
+    itest_poll 60 n1_log_has "(job $JOB: epilog|sweep): node pool: put back what 1 of its steps' directories held \(50 entries\)" ||
+        fail "no return logged: $(grep -E 'sweep|epilog' "$(lab_log n1)" | tail -n 8)"
+    by=$(grep -oE "(job $JOB: epilog|sweep): node pool: put back what 1 of its" "$(lab_log n1)" | head -n 1)
+    echo "# after the crash, returned by: ${by%%: node pool*}" >&3
+    itest_poll 60 itest_absent n1 "$B/$ITEST_UID/$JOB" || fail "job $JOB's directory is still there"
+    whole_again crashed 50
     no_drain_now
 }

@@ -61,6 +61,25 @@ static int teardown(void **state)
 	return (fsfx_rmtree(tmpdir));
 }
 
+/*
+ * Every fork() of the plugin's code goes through here (-Wl,--wrap=fork in
+ * Makefile.am): a test makes the next 'forks_to_fail' of them fail with
+ * EAGAIN, as on a node out of processes, where no process of root's
+ * privileges may be asked to fail another way.
+ */
+static int forks_to_fail;
+pid_t __real_fork(void);
+pid_t __wrap_fork(void);
+pid_t __wrap_fork(void)
+{
+	if (forks_to_fail > 0) {
+		forks_to_fail--;
+		errno = EAGAIN;
+		return (-1);
+	}
+	return (__real_fork());
+}
+
 static bool exists(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static bool exists(const char *fmt, ...)
 {
@@ -821,6 +840,64 @@ static void test_verbose_says_warm_or_cold(void **state)
 	run_epilog(2, av);
 }
 
+/* A build 'name' in job 77's step 'stepid' directory, the user's as the task leaves it. */
+static void make_step_build(uint32_t stepid, const char *name)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+
+	snprintf(dir, sizeof(dir), "%s/%d/77/%u/torch_extensions/%s", base, JOB_UID, stepid, name);
+	assert_int_equal(fsfx_mkdirs_path(dir), 0);
+	assert_int_equal(fsfx_write_at(AT_FDCWD, fsfx_join(path, sizeof(path), dir, "ext.so"),
+				       "ELF\n", 0644), 0);
+	snprintf(dir, sizeof(dir), "%s/%d/77/%u", base, JOB_UID, stepid);
+	assert_int_equal(fsfx_chown_tree(dir, JOB_UID, JOB_GID), 0);
+}
+
+/*
+ * A step's end that cannot start its detached work (fork fails) after the
+ * step took its key from the pool: the error says so, the step's
+ * directory stays with what it took and built, and the job's epilog puts
+ * both back into the key, whose next step takes them.
+ */
+static void test_an_end_that_cannot_start_leaves_its_key_to_the_epilog(void **state)
+{
+	char *av[] = { base_arg, "pool=node" };
+
+	(void)state;
+	assert_int_equal(chmod(tmpdir, 0755), 0);
+	pool_step(2, av, 0, false, NULL);
+	make_step_build(0, "first");
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+
+	/* the next step takes it, builds another, and its end gets no process */
+	pool_step(2, av, 1, true, NULL);
+	assert_true(told_start("warm: took 1 entry from the node pool (key "));
+	make_step_build(1, "second");
+	forks_to_fail = 1;
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+	if (forks_to_fail != 0 ||
+	    !fake_log_has("error", "cannot start the step's publish and pool move"))
+		fake_log_dump();
+	assert_int_equal(forks_to_fail, 0);
+	assert_true(fake_log_has("error", "cannot start the step's publish and pool move: nothing is "
+				 "published from this step; its directory is left for the job epilog"));
+	assert_true(exists("%s/%d/77/1/torch_extensions/first/ext.so", base, JOB_UID));
+	assert_true(exists("%s/%d/77/1/torch_extensions/second/ext.so", base, JOB_UID));
+
+	/* the epilog returns the directory into the key before the job's tree goes */
+	run_epilog(2, av);
+	assert_false(exists("%s/%d/77", base, JOB_UID));
+	pool_step(2, av, 2, true, NULL);
+	if (!told_start("warm: took 2 entries from the node pool (key "))
+		fake_log_dump();
+	assert_true(told_start("warm: took 2 entries from the node pool (key "));
+	assert_false(told_start("lost builds"));
+	assert_true(exists("%s/%d/77/2/torch_extensions/first/ext.so", base, JOB_UID));
+	assert_true(exists("%s/%d/77/2/torch_extensions/second/ext.so", base, JOB_UID));
+	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
+	run_epilog(2, av);
+}
+
 /* A seed that cannot be used: the line says cold, and why. */
 static void test_verbose_says_why_a_seed_is_cold(void **state)
 {
@@ -1298,6 +1375,7 @@ int main(void)
 		CASE(test_verbose_says_warm_or_cold),
 		CASE(test_verbose_says_why_a_seed_is_cold),
 		CASE(test_late_end_leaves_a_later_runs_directory),
+		CASE(test_an_end_that_cannot_start_leaves_its_key_to_the_epilog),
 	};
 
 	return (TESTMAIN_ROOT_ONLY("lifecycle", "it hands directories to another uid", tests, NULL));
