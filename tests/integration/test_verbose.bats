@@ -5,8 +5,10 @@
 # line per node saying whether the step started cold (and why: the pool's key
 # holds nothing yet) or warm (from the node pool, how many entries); without
 # it, not a line. The builds are a file in TORCH_EXTENSIONS_DIR, no torch.
-# Then every refusal the guides' failures tables quote, provoked for real and
-# compared with the quoted text.
+# Then the rest of what the guides quote for a user's or an admin's first
+# hour: every refusal of the failures tables, provoked for real and compared
+# with the quoted text; every command they give to run as written (README.md
+# and the guides' ```sh blocks), on a one-node cluster and on this lab.
 
 load lib/itest
 
@@ -302,5 +304,47 @@ next_job_id() { lab_root scontrol show config | awk '$1 == "NEXT_JOB_ID" {print 
 
     # and no message of the tables went unprovoked
     assert_equal "$(sort -u "$BATS_FILE_TMPDIR/checked")" "$(cut -f1 "$BATS_FILE_TMPDIR/messages" | sort -u)"
+    itest_no_drain
+}
+
+# documented_commands: the commands README.md and the two guides give to run
+# as written, their ```sh blocks, one a line (indented blocks are examples,
+# such as `srun --ext-cache=local python train.py`, and are not run)
+documented_commands() {
+    local f
+    for f in README.md docs/admin-guide.md docs/user-guide.md; do
+        awk '/^ *```sh$/ {on = 1; next} /^ *```$/ {on = 0} on && NF {sub(/^ +/, ""); print}' "$ITEST_TOP/$f"
+    done
+}
+
+# run_documented WHERE: each documented command, as the user, exits 0 within 60 s
+run_documented() {
+    local cmd out
+    while IFS= read -r cmd; do
+        out=$(lab_user timeout -k 5 60 bash -c "$cmd" 2>&1 </dev/null) ||
+            fail "on $1, \`$cmd\` exited $?: $out"
+        echo "# $1: $cmd: $(tail -n 1 <<<"$out")" >&3
+    done < <(documented_commands)
+}
+
+@test "the commands README and the guides give to run work as written, on a one-node cluster and on the 3-node lab" {
+    local cmds args
+    cmds=$(documented_commands)
+    [ "$(wc -l <<<"$cmds")" -ge 7 ] || fail "too few commands read: $cmds"
+    # the package's own plugstack line (etc/plugstack.conf.d), its arguments
+    args=$(sed -n 's|^#optional @SLURM_PLUGINDIR@/ext_cache.so ||p' "$ITEST_TOP/etc/plugstack.conf.d/ext-cache.conf.in")
+    [ -n "$args" ] || fail "no plugin line in the shipped snippet"
+    lab_stop >/dev/null 2>&1
+    # shellcheck disable=SC2034 # read by lib/cluster.sh's lab_start
+    LAB_NNODES=1
+    itest_cluster "$args"
+    assert_equal "$(lab_root sinfo -h -N -o %N | sort -u | tr '\n' ' ')" "n1 "
+    run_documented "one node"
+    lab_stop >/dev/null 2>&1
+    # shellcheck disable=SC2034 # the same
+    LAB_NNODES=3
+    itest_cluster "$args"
+    assert_equal "$(lab_root sinfo -h -N -o %N | sort -u | tr '\n' ' ')" "n1 n2 n3 "
+    run_documented "3 nodes"
     itest_no_drain
 }
