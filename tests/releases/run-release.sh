@@ -17,6 +17,7 @@
 #   tests/releases/run-release.sh trixie|forky [SUITE...]
 #
 # SUITEs are names of tests/integration/test_*.bats or tests/packaging/test_*.sh
+# (a bats name may end in :REGEX, to run only the @tests whose names match)
 # (default: REL_SUITES below). Must run as root. Prints ok/not ok lines and
 # ends with "N passed, M failed" counting every test of every suite run (a
 # skipped bats @test is a failure). The admin guide's other recipes, on Debian 12 as
@@ -34,7 +35,8 @@ REL_SRC=$(cd "$REL_DIR/../.." && pwd)
 # docs/compatibility.md for the table.
 REL_SUITES="integration/test_core integration/test_lifecycle integration/test_warm
     integration/test_torch integration/test_inductor integration/test_init_failure integration/test_pool
-    integration/test_stall integration/test_container_key packaging/test_deb packaging/test_rpm"
+    integration/test_stall integration/test_pool_abuse:^case.85 integration/test_container_key
+    packaging/test_deb packaging/test_rpm"
 
 suite=${1:-}
 shift
@@ -154,13 +156,16 @@ if [[ " $REL_SUITES " == *" containers/"* ]]; then
 fi
 for s in $REL_SUITES; do
     t1=$EPOCHREALTIME
+    # SUITE:REGEX runs the @tests of a bats suite whose names match REGEX
+    filter=()
+    case $s in *:*) filter=(-f "${s#*:}") s=${s%%:*} ;; esac
     name=${s//\//-}
     run=rel_run
     [[ $s == containers/* ]] && run=rel_run_pivot
     if [ -f "$REL_SRC/tests/$s.bats" ]; then
         # a bats file: its TAP lines, one per @test, are the counts; a
         # skipped @test ("ok N name # skip") is a failure, as in run-all.sh
-        "$run" "$suite" env EXTC_TEST_LOGS=/build/logs bats --tap "/build/src/tests/$s.bats" </dev/null >"$logs/$name.log" 2>&1
+        "$run" "$suite" env EXTC_TEST_LOGS=/build/logs bats --tap "${filter[@]}" "/build/src/tests/$s.bats" </dev/null >"$logs/$name.log" 2>&1
         rc=$?
         p=$(grep -E '^ok [0-9]+ ' "$logs/$name.log" | grep -cvE ' # skip( |$)')
         f=$(($(grep -cE '^not ok [0-9]+ ' "$logs/$name.log") + $(grep -cE '^ok [0-9]+ .* # skip( |$)' "$logs/$name.log")))
