@@ -7,11 +7,12 @@
 #   (tests/releases/run-recipes.sh) and Slurm 24.11 and 26.05 in Debian 13
 #   and forky chroots (tests/releases/run-release.sh); meanwhile, one after
 #   the other: the static checks (tests/lint.sh: shellcheck, cppcheck,
-#   jscpd), every integration suite on a throwaway 3-node Slurm and the
+#   jscpd), every integration suite on a throwaway 3-node Slurm, the
 #   packaging suites (man page, distcheck, .deb installed into the lab, RPM,
-#   each with make check on); and beside them, in the background too, the
-#   hardening suite (make check and make check-root under sanitizers and
-#   valgrind, fuzz corpora).
+#   each with make check on) and the hardening suite (make check and make
+#   check-root under sanitizers and valgrind, fuzz corpora). (Run beside
+#   the lab suites, the hardening suite made them take about twice as long
+#   on 2 cores: the machine is CPU-bound then, so it stays in this row.)
 # Ends with each suite's seconds and one line "N passed, M failed" summing
 # every suite; exits non-zero if anything failed or if no test ran.
 set -u
@@ -141,18 +142,15 @@ end_suite() {
 # directory and ports. None of them touches the host's devices, mounts
 # outside its chroot or the host's lab; most of their time is spent in apt
 # and waiting on jobs.
-# The hardening suite (sanitizers, valgrind, fuzz replay) builds in a
-# directory of its own and starts no Slurm: it runs beside the lab suites
-# too, which spend most of their time waiting on jobs.
 lanes=()
 for lane in tests/releases/run-recipes.sh:bookworm tests/releases/run-release.sh:trixie \
-    tests/releases/run-release.sh:forky tests/run-hardening.sh; do
+    tests/releases/run-release.sh:forky; do
     start_suite "$lane"
     lanes+=("$suite_name $suite_kind $suite_pid $SECONDS")
 done
 echo "# started in the background: ${lanes[*]%% *}"
 
-for suite in tests/lint.sh tests/integration/test_*.bats tests/packaging/test_*.sh; do
+for suite in tests/lint.sh tests/integration/test_*.bats tests/packaging/test_*.sh tests/run-hardening.sh; do
     [ -f "$suite" ] || continue
     t0=$SECONDS
     start_suite "$suite"
@@ -168,7 +166,7 @@ for lane in "${lanes[@]}"; do
 done
 
 step "summary"
-echo "# seconds per suite (the chroot lanes and the hardening suite ran beside the others):"
+echo "# seconds per suite (the chroot lanes ran beside the others):"
 printf '%s' "$timings" | sed 's/^/#   /'
 echo "# the whole run took $SECONDS s"
 [ -n "$failed_suites" ] && echo "failing suites:$failed_suites (logs in $logdir)"

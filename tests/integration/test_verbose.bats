@@ -348,3 +348,41 @@ run_documented() {
     run_documented "3 nodes"
     itest_no_drain
 }
+
+# quoted_log_lines FILE: the slurmd log lines FILE quotes (indented, starting
+# "ext-cache: "), each as an extended regex: a path, a number, a version
+# stand for any
+quoted_log_lines() {
+    python3 - "$1" <<'PY'
+import re, sys
+for line in open(sys.argv[1]):
+    m = re.match(r"^ {4,}(ext-cache: .*\S)\s*$", line)
+    if not m:
+        continue
+    out = ""
+    for word in re.split(r"(/[^\s:]+|[0-9]+(?:\.[0-9]+)*)", m.group(1)):
+        if word.startswith("/"):
+            out += r"/[^ :]+"
+        elif re.fullmatch(r"[0-9]+(?:\.[0-9]+)*", word):
+            out += r"[0-9]+([.][0-9]+)*"
+        else:
+            out += re.sub(r"([][\\.^$*+?(){}|])", r"\\\1", word)
+    print(out + "$")
+PY
+}
+
+@test "every slurmd log line the admin guide quotes is a line of a real slurmd log" {
+    local quoted re job logs
+    quoted=$(quoted_log_lines "$ITEST_TOP/docs/admin-guide.md")
+    [ "$(wc -l <<<"$quoted")" -ge 4 ] || fail "too few quoted lines read: $quoted"
+    # slurmd's start, one local step's making and removal, its job's epilog
+    itest_cluster "base=$ITEST_BASE pool=node"
+    run_step --
+    job=$(lab_root squeue -h -t all -o %A 2>/dev/null | sort -n | tail -n 1)
+    logs=("$(lab_log n1)" "$(lab_log n2)" "$(lab_log n3)")
+    itest_poll 60 grep -q "ext-cache: job [0-9]*: epilog: moved the job's tree to the trash" "${logs[@]}" ||
+        fail "no epilog line in the slurmd logs (job ${job:-?})"
+    while IFS= read -r re; do
+        grep -qE -- "$re" "${logs[@]}" || fail "no slurmd log line is what the admin guide quotes: $re"
+    done <<<"$quoted"
+}
