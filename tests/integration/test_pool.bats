@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The node pool (pool=node) on a real 3-node Slurm, as the unprivileged
-# user, with this release's own Debian torch: a step's completed builds move
+# user, with this release's own Debian torch (the op built is extc_light.cpp:
+# torch's own load(), lock and ninja, on a source that compiles in seconds):
+# a step's completed builds move
 # into <base>/.pool/<uid>/<key> at its end (a job-mode job's at its
 # epilog), and the next step of the same environment on that node starts
 # from them (torch's "ninja: no work to do"); another key or another
@@ -52,7 +54,7 @@ run_ext() {
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
     RC=0
-    OUT=$(lab_user env CXX="$LAB/work/bin/cxx" CXX_LOG="$W/log/$log" MAX_JOBS=1 "${envs[@]}" \
+    OUT=$(lab_user env CXX="$LAB/work/bin/cxx" CXX_LOG="$W/log/$log" MAX_JOBS=1 EXTC_OP_LIGHT=1 "${envs[@]}" \
         timeout -k 10 600 srun "$@" "$PY" "$LAB/work/torch/extload.py" "$name" 2>&1) || RC=$?
     RES=$(grep '^RESULT ' <<<"$OUT" || true)
 }
