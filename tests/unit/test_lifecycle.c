@@ -768,6 +768,19 @@ static void pool_step(int ac, char **av, uint32_t stepid, bool verbose, const ch
 	assert_int_equal(run_task_init(ac, av), 0);
 }
 
+/* A build 'name' in job 77's step 'stepid' directory, the user's as the task leaves it. */
+static void make_step_build(uint32_t stepid, const char *name)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+
+	snprintf(dir, sizeof(dir), "%s/%d/77/%u/torch_extensions/%s", base, JOB_UID, stepid, name);
+	assert_int_equal(fsfx_mkdirs_path(dir), 0);
+	assert_int_equal(fsfx_write_at(AT_FDCWD, fsfx_join(path, sizeof(path), dir, "ext.so"),
+				       "ELF\n", 0644), 0);
+	snprintf(dir, sizeof(dir), "%s/%d/77/%u", base, JOB_UID, stepid);
+	assert_int_equal(fsfx_chown_tree(dir, JOB_UID, JOB_GID), 0);
+}
+
 /* The step's one line, if any, as the user's terminal shows it. */
 static bool told_start(const char *needle)
 {
@@ -782,7 +795,6 @@ static bool told_start(const char *needle)
 static void test_verbose_says_warm_or_cold(void **state)
 {
 	char *av[] = { base_arg, "pool=node" };
-	char dir[PATH_MAX], path[PATH_MAX + 64];
 
 	(void)state;
 	assert_int_equal(chmod(tmpdir, 0755), 0);
@@ -794,12 +806,7 @@ static void test_verbose_says_warm_or_cold(void **state)
 	assert_true(told_start(") holds nothing yet"));
 	assert_false(told_start("warm:"));
 	/* it builds something, which goes into the pool at its end */
-	snprintf(dir, sizeof(dir), "%s/%d/77/0/torch_extensions/ext", base, JOB_UID);
-	assert_int_equal(fsfx_mkdirs_path(dir), 0);
-	assert_int_equal(fsfx_write_at(AT_FDCWD, fsfx_join(path, sizeof(path), dir, "ext.so"),
-				       "ELF\n", 0644), 0);
-	snprintf(dir, sizeof(dir), "%s/%d/77/0", base, JOB_UID);
-	assert_int_equal(fsfx_chown_tree(dir, JOB_UID, JOB_GID), 0);
+	make_step_build(0, "ext");
 	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 
 	/* the next step of that environment starts from it, and says so */
@@ -838,19 +845,6 @@ static void test_verbose_says_warm_or_cold(void **state)
 	assert_true(told_start("warm: took 1 entry"));
 	assert_int_equal(exit_and_wait(NULL, 2, av), 0);
 	run_epilog(2, av);
-}
-
-/* A build 'name' in job 77's step 'stepid' directory, the user's as the task leaves it. */
-static void make_step_build(uint32_t stepid, const char *name)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 64];
-
-	snprintf(dir, sizeof(dir), "%s/%d/77/%u/torch_extensions/%s", base, JOB_UID, stepid, name);
-	assert_int_equal(fsfx_mkdirs_path(dir), 0);
-	assert_int_equal(fsfx_write_at(AT_FDCWD, fsfx_join(path, sizeof(path), dir, "ext.so"),
-				       "ELF\n", 0644), 0);
-	snprintf(dir, sizeof(dir), "%s/%d/77/%u", base, JOB_UID, stepid);
-	assert_int_equal(fsfx_chown_tree(dir, JOB_UID, JOB_GID), 0);
 }
 
 /*
