@@ -10,8 +10,8 @@
 # by bench/end_bench, with the key on a tmpfs and on a journaled ext4 loop
 # image, each in a mount namespace of its own. The keys are made once per
 # filesystem and reused by every run. Then the same with a Triton cache
-# (end_bench -t), END_TRITON_RUNS (default 3) runs on tmpfs: Triton's
-# kernels still go back one by one, so there the two ways cost the same.
+# (end_bench -t), END_TRITON_RUNS (default 3) runs on tmpfs: the old way
+# rewrites and moves kernel by kernel, the new one moves the directory.
 # Raw data: DATA/end.txt ("FS run ..." and "FS median ..." lines, see
 # bench/end_bench.c); the table: DATA/end.md.
 set -u
@@ -38,7 +38,7 @@ unshare -m --propagation private -- sh -c \
     'mount -t tmpfs -o size=3g,nr_inodes=2m,mode=0711 ext-cache-bench "$1" && shift && exec "$@"' \
     _ "$WORK/end-tmpfs" "$EB" -r "$END_RUNS" "$WORK/end-tmpfs" $END_FILES | sed 's/^/tmpfs /' >>"$DATA/end.txt" ||
     { echo "bench: end_bench on tmpfs failed" >&2; exit 1; }
-# Triton's cache, which still goes back kernel by kernel, both ways: what that costs (tmpfs only)
+# Triton's cache, both ways (tmpfs only)
 # shellcheck disable=SC2016,SC2086
 unshare -m --propagation private -- sh -c \
     'mount -t tmpfs -o size=3g,nr_inodes=2m,mode=0711 ext-cache-bench "$1" && shift && exec "$@"' \

@@ -7,13 +7,12 @@
  *
  * As root. For each FILES, builds once (and reuses on a later call) a key
  * of uid 65534 below WORKDIR/base/.pool/: a torchinductor directory of
- * FILES/10 directories of 10 empty files each (an Inductor-shaped cache,
- * not Triton's: Triton's kernels still go back one by one, see
- * docs/design.md), and a torch_extensions level with one complete build.
+ * FILES/10 directories of 10 empty files each (an Inductor-shaped cache),
+ * and a torch_extensions level with one complete build.
  * With -t the key is a Triton cache instead: FILES/10 kernel directories
- * of 10 files, none a group file (so Triton's rewrite finds nothing to
- * rewrite: the least a Triton put-back costs), to say what Triton's
- * kernel-by-kernel way still costs; its keys are named apart.
+ * of 10 files, none a group file (so the old way's rewrite finds nothing
+ * to rewrite: the least its kernel-by-kernel put-back costs); its keys
+ * are named apart.
  * Every run does, for each way, in an order that alternates from run to
  * run: hold the key (extc_pool_hold, as a step's start), take its builds
  * into a fresh leaf (extc_pool_rename_take, as the task does), then the

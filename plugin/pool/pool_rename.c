@@ -264,9 +264,12 @@ static bool taken_unchanged(int leaffd, const char *sub, enum extc_shape shape,
  * all of it then: the take moved only completed builds in, and the rules
  * apply to the names of the top level (a torch build that is rebuilt or
  * locked changes its own directory's names, so torch's builds are looked
- * at too). Triton's kernels were rewritten to name the leaf at the take:
- * they go back one by one, rewritten again. A key that got a directory of
- * the name meanwhile is merged into entry by entry, as without a limit.
+ * at too). Triton's kernels go back whole as well, their group files
+ * still naming the leaf: nothing reads a key's kernels but a take, and
+ * every take names its own leaf in them again (name_the_leaf), so naming
+ * the key here would be a rewrite of every kernel that no reader needs.
+ * A key that got a directory of the name meanwhile is merged into entry
+ * by entry, as without a limit.
  */
 static bool put_back_whole(struct extc_warm_walk *w, int leaffd, const char *sub, int keyfd)
 {
@@ -275,7 +278,6 @@ static bool put_back_whole(struct extc_warm_walk *w, int leaffd, const char *sub
 	struct stat there;
 	/* one put back meanwhile makes the rename fail: then it is merged into entry by entry */
 	bool whole = c->taken_after != NULL && c->changed_before == NULL &&
-		     shape != EXTC_SHAPE_TRITON &&
 		     fstatat(keyfd, sub, &there, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
 		     taken_unchanged(leaffd, sub, shape, c->taken_after) &&
 		     extc_fdio_rename_noreplace(leaffd, sub, keyfd, sub, true) == 0;
@@ -285,9 +287,9 @@ static bool put_back_whole(struct extc_warm_walk *w, int leaffd, const char *sub
 }
 
 /*
- * A Triton kernel names where it goes before it moves, in the leaf: the
- * key never holds one that misses. With a limit (w->ctx), an entry
- * changed since stays where it is.
+ * A Triton kernel moved entry by entry names where it goes before it
+ * moves, in the leaf, and one whose group file is broken stays out. With a
+ * limit (w->ctx), an entry changed since stays where it is.
  */
 static void put_back_entry(struct extc_warm_walk *w, const struct extc_warm_entry *e)
 {

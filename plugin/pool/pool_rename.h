@@ -47,7 +47,9 @@ struct extc_pool_put_back_limits {
  * Put the leaf's completed builds back into the key directory 'keyfd'
  * (same filesystem): the entries extc_warm_walk chooses, each renamed
  * whole, never copied; a torch build without its lock file; a Triton
- * kernel with group files that name the key (o->dest) first. Directories
+ * kernel moved alone with group files that name the key (o->dest) first
+ * (a Triton directory that goes back whole keeps naming the leaf: the
+ * next take names its own leaf in every kernel). Directories
  * of a content-addressed cache merge into ones the key has meanwhile.
  * 'lim' as above. The manifest and the result as extc_warm_walk.
  */

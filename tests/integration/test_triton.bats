@@ -8,6 +8,9 @@
 #   1. DIR's and the pool's copies name their own files;
 #   2. a step seeded from the pool finds a complete hit, every file inside
 #      its own directory, with the first step's directory gone;
+#   2b. a step that adds no kernel puts the Triton cache back whole, by one
+#      rename (its group files still name that step's directory), and the
+#      next step's take names its own: a hit inside, again;
 #   3. so does a step seeded from DIR;
 #   4. inside a container (the image named by pyxis' option, a stand-in
 #      plugin) the same holds for <leaf>/container/triton.
@@ -71,6 +74,20 @@ lookup() { lab_node n1 python3 "$LAB/work/triton_cache.py" lookup "$@"; }
 }
 
 @test "2: a step seeded from the pool finds a complete hit inside its own directory" {
+    on_n1 -- "python3 $LAB/work/triton_cache.py lookup \"\$TRITON_CACHE_DIR\" $KEY add_kernel \"\$SLURM_EXT_CACHE_DIR\""
+    assert_equal "$OUT" "hit inside"
+}
+
+@test "2b: a step that adds no kernel puts the cache back whole; the next step hits inside its own directory" {
+    local key line
+    key=$(lab_node n1 find "$POOL/$ITEST_UID" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')
+    on_n1 -- "python3 $LAB/work/triton_cache.py lookup \"\$TRITON_CACHE_DIR\" $KEY add_kernel \"\$SLURM_EXT_CACHE_DIR\""
+    assert_equal "$OUT" "hit inside"
+    # this step's end, and test 2's before it: every directory moved went whole, Triton's too
+    line=$(grep -a "node pool: moved .* into key $key" "$(lab_log n1)" | tail -n 1)
+    grep -qE "moved ([1-9][0-9]*) entr(y|ies) into key $key \(\1 of them a whole cache directory" <<<"$line" ||
+        fail "not back whole: $line"
+    itest_poll 120 pool_has 1 || fail "the kernel is not back in the pool"
     on_n1 -- "python3 $LAB/work/triton_cache.py lookup \"\$TRITON_CACHE_DIR\" $KEY add_kernel \"\$SLURM_EXT_CACHE_DIR\""
     assert_equal "$OUT" "hit inside"
 }

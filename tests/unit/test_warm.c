@@ -614,6 +614,23 @@ static ino_t ino_of(const char *rel)
 }
 
 /*
+ * The hold's time, as the step's end is given it: before the take, and
+ * (the coarse clock's tick passed, waited for) after the builds were made.
+ */
+static void hold_time(struct timespec *t)
+{
+	struct timespec made;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &made);
+	do {
+		struct timespec pause = { 0, 1000000 };
+
+		nanosleep(&pause, NULL);
+		clock_gettime(CLOCK_REALTIME_COARSE, t);
+	} while (t->tv_sec == made.tv_sec && t->tv_nsec == made.tv_nsec);
+}
+
+/*
  * A key of the pool as earlier steps left it (a complete torch build, one
  * in a pyXY_cu group, an Inductor cache without its locks), taken into the
  * leaf 'leaf' at a time after 't' (the step's hold).
@@ -626,7 +643,6 @@ static void key_taken(const char *key, const char *leaf, struct extc_warm_opts *
 		"torch_extensions/py311_cpu", "torch_extensions", "torchinductor",
 	};
 	struct extc_copy_stats st;
-	struct timespec made;
 	char why[512], p[PATH_MAX];
 	size_t i;
 	int kfd, lfd;
@@ -646,17 +662,7 @@ static void key_taken(const char *key, const char *leaf, struct extc_warm_opts *
 	for (i = 0; i < sizeof(aged) / sizeof(aged[0]); i++)
 		assert_int_equal(fsfx_made_ago_at(fx.rootfd, fsfx_join(p, sizeof(p), key, aged[i]), 60), 0);
 	opts_inductor(o);
-	/*
-	 * The hold's time, as the step's end is given it: before the take, and
-	 * (the clock's tick passed, waited for) after the builds were made.
-	 */
-	clock_gettime(CLOCK_REALTIME_COARSE, &made);
-	do {
-		struct timespec pause = { 0, 1000000 };
-
-		nanosleep(&pause, NULL);
-		clock_gettime(CLOCK_REALTIME_COARSE, t);
-	} while (t->tv_sec == made.tv_sec && t->tv_nsec == made.tv_nsec);
+	hold_time(t);
 	kfd = opendir_at(key);
 	lfd = opendir_at(leaf);
 	assert_int_equal(extc_pool_rename_take(kfd, lfd, o, &st, why, sizeof(why)), EXTC_SEED_DONE);
@@ -1051,6 +1057,59 @@ static void test_publish_and_move_name_where_the_entry_goes(void **state)
 	assert_true(inside);
 	close(dirfd);
 	close(leaf);
+}
+
+/*
+ * A step that took a key's Triton kernels and added none: the directory
+ * goes back whole, by one rename, its group files still naming the leaf
+ * (nothing is rewritten at the end); the next take names its own leaf in
+ * them, and Triton's lookup there is a complete hit inside that leaf.
+ */
+static void test_triton_taken_and_left_alone_goes_back_whole(void **state)
+{
+	struct extc_warm_walk_report rep;
+	struct extc_copy_stats st;
+	struct extc_warm_opts o;
+	struct timespec t;
+	char why[512], key[PATH_MAX], l1[PATH_MAX], l2[PATH_MAX];
+	bool inside;
+	ino_t taken;
+	int kfd, lfd;
+
+	(void)state;
+	make_kernel("tw/key", NULL, NULL);
+	assert_int_equal(fsfx_made_ago_at(fx.rootfd, "tw/key/triton", 60), 0);
+	assert_int_equal(mkdirs("tw/l1"), 0);
+	assert_int_equal(mkdirs("tw/l2"), 0);
+	abs_of(key, sizeof(key), "tw/key");
+	abs_of(l1, sizeof(l1), "tw/l1");
+	abs_of(l2, sizeof(l2), "tw/l2");
+	hold_time(&t);
+	opts_triton(&o, l1);
+	kfd = opendir_at("tw/key");
+	lfd = opendir_at("tw/l1");
+	assert_int_equal(extc_pool_rename_take(kfd, lfd, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
+	close(kfd);
+	close(lfd);
+	assert_true(triton_hit(l1, l1, &inside));
+	assert_true(inside);
+	taken = ino_of("tw/l1/triton");
+	opts_triton(&o, key);	/* the end names the key, as the step's end does */
+	assert_int_equal(put_back_since("tw/l1", "tw/key", &o, &t, &rep), 0);
+	assert_int_equal(rep.whole, 1);
+	assert_int_equal(rep.published, 0);
+	assert_int_equal(ino_of("tw/key/triton"), taken);
+	/* in the key, unread: its group file names the first leaf, which has it no more */
+	assert_false(triton_hit(key, key, &inside));
+	opts_triton(&o, l2);
+	kfd = opendir_at("tw/key");
+	lfd = opendir_at("tw/l2");
+	assert_int_equal(extc_pool_rename_take(kfd, lfd, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
+	close(kfd);
+	close(lfd);
+	assert_true(triton_hit(l2, l2, &inside));
+	assert_true(inside);
+	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "tw/l2/triton/" TRITON_KEY), 5);
 }
 
 static void ctime_of(const char *rel, struct timespec *t)
@@ -1579,6 +1638,7 @@ int main(void)
 		cmocka_unit_test(test_seed_rewrites_groups_into_the_leaf),
 		cmocka_unit_test(test_broken_entries_are_left_out),
 		cmocka_unit_test(test_publish_and_move_name_where_the_entry_goes),
+		cmocka_unit_test(test_triton_taken_and_left_alone_goes_back_whole),
 		cmocka_unit_test(test_stale_limit_is_twice_publish_timeout_at_least_an_hour),
 		cmocka_unit_test(test_concurrent_publish_one_wins),
 		cmocka_unit_test(test_publish_refuses_a_directory_of_another_key),
