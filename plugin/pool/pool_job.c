@@ -83,11 +83,16 @@ int extc_pool_job_note(const struct extc_tree *tree, const struct extc_ids *ids,
 		goto out;
 	note_name(ids->jobid, name, sizeof(name));
 	/*
-	 * The real time, never behind a change stamped before it (a file
-	 * system stamps ctime at its clock's tick or finer): what the take
-	 * brought was changed before, what the job makes is changed after.
+	 * The coarse clock file systems stamp change times with: whatever the
+	 * job changes after now is stamped at or after it, so nothing the job
+	 * made ever counts as what the take brought. (The real time would not
+	 * do: the coarse clock lags it by up to a tick, so a change right
+	 * after it could be stamped before it.) A change made within a tick
+	 * before now may be stamped after it (finer stamps, kernel 6.13's
+	 * multigrain ctime): such an entry counts as changed and is left out,
+	 * and said lost, never given to the wrong key.
 	 */
-	clock_gettime(CLOCK_REALTIME, &now);
+	clock_gettime(CLOCK_REALTIME_COARSE, &now);
 	if (extc_fmt(text, sizeof(text), "key=%s\ndir=%s\ngid=%u\nsince=%" PRId64 ".%09ld\n", key,
 		     dir, (unsigned)ids->gid, (int64_t)now.tv_sec, now.tv_nsec) < 0) {
 		extc_fmt(why, whylen, "the job's note does not fit");

@@ -768,6 +768,19 @@ void fsfx_forget_immutable(struct fsfx *fx, const char *abs_path)
 	}
 }
 
+void fsfx_coarse_past_now(struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	do {
+		struct timespec pause = { 0, 1000000 };
+
+		nanosleep(&pause, NULL);
+		clock_gettime(CLOCK_REALTIME_COARSE, t);
+	} while (t->tv_sec < now.tv_sec || (t->tv_sec == now.tv_sec && t->tv_nsec <= now.tv_nsec));
+}
+
 int fsfx_made_ago_at(int dirfd, const char *name, long ago)
 {
 	struct timespec ts[2];

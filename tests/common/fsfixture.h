@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define FSFX_MAX_MOUNTS 16
 #define FSFX_MAX_IMMUTABLE 4
@@ -112,6 +113,16 @@ int fsfx_wide_at(int dirfd, const char *name, unsigned long count);
 
 /* Set the times of 'name' below 'dirfd' (not followed) 'ago' seconds back: made earlier, no sleep. */
 int fsfx_made_ago_at(int dirfd, const char *name, long ago);
+
+/*
+ * Wait (1 ms naps) until the coarse real-time clock, the one file systems
+ * stamp change times with, is past the real time of the call; that coarse
+ * time in *t. No change made before the call is stamped at or after *t
+ * (the coarse clock lags the real one by up to a tick, and since kernel
+ * 6.13 a change time just read is stamped finer, with the real time), and
+ * none made after it is stamped before.
+ */
+void fsfx_coarse_past_now(struct timespec *t);
 
 /* Set or clear the immutable attribute (chattr +i) of a file. */
 int fsfx_set_immutable_at(int dirfd, const char *name, bool on);

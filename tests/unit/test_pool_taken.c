@@ -220,10 +220,13 @@ static void test_a_mixed_job_returns_what_it_took_unchanged(void **state)
 	static const char *const names[] = { "old1", "old2" };
 	struct fx *fx = *state;
 	struct extc_pool_job_report rep;
+	struct timespec made;
 	char dir[PATH_MAX], why[512], text[600];
 	int fd;
 
 	fill_key(fx, KEY_A, names, 2);
+	/* the key's builds were made before the job, as an earlier job's are: stamped before it */
+	fsfx_coarse_past_now(&made);
 	abs_of(fx, "base/n/u/job", dir, sizeof(dir));
 	assert_int_equal(extc_pool_job_note(&fx->tree, &fx->ids, KEY_A, dir, why, sizeof(why)), 0);
 	assert_int_equal(extc_pool_taken_note(&fx->tree, &fx->ids, true, KEY_A, dir, why, sizeof(why)),

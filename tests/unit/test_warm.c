@@ -614,23 +614,6 @@ static ino_t ino_of(const char *rel)
 }
 
 /*
- * The hold's time, as the step's end is given it: before the take, and
- * (the coarse clock's tick passed, waited for) after the builds were made.
- */
-static void hold_time(struct timespec *t)
-{
-	struct timespec made;
-
-	clock_gettime(CLOCK_REALTIME_COARSE, &made);
-	do {
-		struct timespec pause = { 0, 1000000 };
-
-		nanosleep(&pause, NULL);
-		clock_gettime(CLOCK_REALTIME_COARSE, t);
-	} while (t->tv_sec == made.tv_sec && t->tv_nsec == made.tv_nsec);
-}
-
-/*
  * A key of the pool as earlier steps left it (a complete torch build, one
  * in a pyXY_cu group, an Inductor cache without its locks), taken into the
  * leaf 'leaf' at a time after 't' (the step's hold).
@@ -662,7 +645,8 @@ static void key_taken(const char *key, const char *leaf, struct extc_warm_opts *
 	for (i = 0; i < sizeof(aged) / sizeof(aged[0]); i++)
 		assert_int_equal(fsfx_made_ago_at(fx.rootfd, fsfx_join(p, sizeof(p), key, aged[i]), 60), 0);
 	opts_inductor(o);
-	hold_time(t);
+	/* the hold's time, as the step's end is given it: before the take, after the builds */
+	fsfx_coarse_past_now(t);
 	kfd = opendir_at(key);
 	lfd = opendir_at(leaf);
 	assert_int_equal(extc_pool_rename_take(kfd, lfd, o, &st, why, sizeof(why)), EXTC_SEED_DONE);
@@ -1084,7 +1068,7 @@ static void test_triton_taken_and_left_alone_goes_back_whole(void **state)
 	abs_of(key, sizeof(key), "tw/key");
 	abs_of(l1, sizeof(l1), "tw/l1");
 	abs_of(l2, sizeof(l2), "tw/l2");
-	hold_time(&t);
+	fsfx_coarse_past_now(&t);
 	opts_triton(&o, l1);
 	kfd = opendir_at("tw/key");
 	lfd = opendir_at("tw/l1");
