@@ -3,30 +3,67 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/hash.h"
 #include "base/text.h"
 #include "proc/as_user.h"
 #include "pool/pool_child.h"
 #include "pool/pool_rename.h"
+
+/*
+ * An image file's identity by what it holds: its size and a hash of its
+ * first and last EXTC_POOL_IMAGE_EDGE bytes, where a squashfs keeps its
+ * superblock (its build time, its tables' offsets) and its tables, and a
+ * SIF its header (a UUID made at build). Never its device, inode or time:
+ * the same image is one key on every node, shared or copied. A regular
+ * file only: a directory image (a sandbox, a rootfs) changes under one
+ * name. Read as the runtime will open it (followed).
+ */
+static void image_identity(const char *image, char *out, size_t outlen)
+{
+	char *buf = malloc(EXTC_POOL_IMAGE_EDGE);
+	struct extc_hash_pair h;
+	struct stat sb;
+	ssize_t head = -1, tail = -1;
+	off_t at;
+	/* looked at first, so that no device or FIFO is ever opened */
+	bool regular = stat(image, &sb) == 0 && S_ISREG(sb.st_mode);
+	int fd = buf != NULL && regular ? open(image, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+
+	out[0] = '\0';
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))
+		goto out;
+	extc_hash_pair_init(&h);
+	head = pread(fd, buf, EXTC_POOL_IMAGE_EDGE, 0);
+	if (head >= 0)
+		extc_hash_pair_bytes(&h, buf, (size_t)head);
+	at = sb.st_size > EXTC_POOL_IMAGE_EDGE ? sb.st_size - EXTC_POOL_IMAGE_EDGE : 0;
+	tail = head >= 0 ? pread(fd, buf, EXTC_POOL_IMAGE_EDGE, at) : -1;
+	if (tail >= 0)
+		extc_hash_pair_bytes(&h, buf, (size_t)tail);
+	if (head >= 0 && tail >= 0)
+		extc_fmt(out, outlen, "file:%" PRIu64 ":%016" PRIx64 "%016" PRIx64, (uint64_t)sb.st_size,
+			 h.a, h.b);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
 
 int extc_pool_child_fp(void *varg, void *res, size_t reslen)
 {
 	const struct extc_pool_fp_arg *a = varg;
 	struct extc_pool_fp_res *r = res;
 
-	struct stat sb;
-
 	memset(r, 0, reslen);
-	/* a regular file only: a directory image (a sandbox, a rootfs) changes under one name */
-	if (a->image != NULL && stat(a->image, &sb) == 0 && S_ISREG(sb.st_mode))
-		extc_fmt(r->image_id, sizeof(r->image_id),
-			 "file:%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64 ".%09ld",
-			 (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (uint64_t)sb.st_size,
-			 (int64_t)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
+	if (a->image != NULL)
+		image_identity(a->image, r->image_id, sizeof(r->image_id));
 	return (extc_pool_key_install_fp(a->path, a->venv, a->conda, a->cuda_home, r->fp,
 					 sizeof(r->fp)));
 }

@@ -11,6 +11,7 @@
 #include "warm/warm_child.h"
 
 #define EXTC_POOL_IMAGE_ID_MAX 128
+#define EXTC_POOL_IMAGE_EDGE 65536	/* bytes of an image file hashed at each end */
 
 struct extc_pool_fp_arg {
 	const char *path, *venv, *conda, *cuda_home;	/* the job's values, NULL when unset */
@@ -37,8 +38,8 @@ struct extc_pool_child_arg {
 
 /*
  * extc_as_user functions: extc_pool_key_install_fp as the user (and the
- * identity of a->image: device, inode, size, modification time, followed
- * as the runtime will open it).
+ * identity of a->image: its size and a hash of its first and last
+ * EXTC_POOL_IMAGE_EDGE bytes, followed as the runtime will open it).
  */
 int extc_pool_child_fp(void *varg, void *res, size_t reslen);
 

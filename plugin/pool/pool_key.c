@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -84,30 +85,98 @@ int extc_pool_key_name_ok(const char *name)
 	return (name[i] == '\0');
 }
 
-/* The identity of 'path' (followed, as the user's own tools would) or its absence. */
-static void hash_ident(struct extc_hash_pair *h, const char *path, bool follow)
+/*
+ * What 'path' is (followed, as the user's own tools would), or its
+ * absence: its size and modification time, and a link's target. Never its
+ * device or inode number, which differ between nodes for the same files
+ * (a venv on NFS, each node's own copy of a node image).
+ */
+static void hash_file(struct extc_hash_pair *h, const char *path, bool follow)
 {
+	char target[PATH_MAX];
 	struct stat sb;
-	uint64_t v[5] = { 0 };
+	uint64_t v[3] = { 0 };
+	ssize_t n;
 
 	hash_field(h, path);
 	if ((follow ? stat(path, &sb) : lstat(path, &sb)) == 0) {
-		v[0] = (uint64_t)sb.st_dev;
-		v[1] = (uint64_t)sb.st_ino;
-		v[2] = (uint64_t)sb.st_size;
-		v[3] = (uint64_t)sb.st_mtim.tv_sec;
-		v[4] = (uint64_t)sb.st_mtim.tv_nsec;
+		v[0] = (uint64_t)sb.st_size;
+		v[1] = (uint64_t)sb.st_mtim.tv_sec;
+		v[2] = (uint64_t)sb.st_mtim.tv_nsec;
 	}
 	extc_hash_pair_bytes(h, v, sizeof(v));
+	n = !follow ? readlink(path, target, sizeof(target) - 1) : -1;
+	target[n > 0 ? n : 0] = '\0';
+	hash_field(h, n > 0 ? target : NULL);
+}
+
+/* A small file's text (torch's version.py, CUDA's version.json), or its absence. */
+static void hash_text(struct extc_hash_pair *h, const char *path)
+{
+	char buf[EXTC_POOL_TEXT_MAX];
+	ssize_t got;
+	size_t n = 0;
+	uint64_t length = UINT64_MAX;	/* absent */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	hash_field(h, path);
+	while (fd >= 0 && n < sizeof(buf) && (got = read(fd, buf + n, sizeof(buf) - n)) > 0)
+		n += (size_t)got;
+	if (fd >= 0) {
+		close(fd);
+		length = n;
+	}
+	extc_hash_pair_bytes(h, &length, sizeof(length));
+	extc_hash_pair_bytes(h, buf, n);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return (strcmp(*(char *const *)a, *(char *const *)b));
+}
+
+/*
+ * The names in directory 'dir', sorted (readdir's order differs between
+ * file systems), or its absence: what is installed there (a package's
+ * module, its .dist-info or .egg-info, a conda-meta record). Not
+ * __pycache__ nor dot names, which Python and editors make by themselves.
+ * At most EXTC_POOL_LIST_MAX names; past that, the count alone.
+ */
+static void hash_listing(struct extc_hash_pair *h, const char *dir)
+{
+	char **names = calloc(EXTC_POOL_LIST_MAX, sizeof(*names));
+	struct dirent *de;
+	size_t n = 0, total = 0, i;
+	DIR *d = names != NULL ? opendir(dir) : NULL;
+
+	hash_field(h, dir);
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "__pycache__") == 0)
+			continue;
+		total++;
+		if (n < EXTC_POOL_LIST_MAX && (names[n] = strdup(de->d_name)) != NULL)
+			n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	else
+		total = SIZE_MAX;	/* absent */
+	extc_hash_pair_bytes(h, &(uint64_t){ total }, sizeof(uint64_t));
+	qsort(names, n, sizeof(*names), by_name);
+	for (i = 0; i < n; i++) {
+		hash_field(h, names[i]);
+		free(names[i]);
+	}
+	free(names);
 }
 
 static void hash_site(struct extc_hash_pair *h, const char *site)
 {
 	char path[PATH_MAX];
 
-	hash_ident(h, site, true);
+	hash_listing(h, site);
 	if (extc_fmt(path, sizeof(path), "%s/torch/version.py", site) == 0)
-		hash_ident(h, path, true);
+		hash_text(h, path);
 }
 
 /* <prefix>/lib/python3.X/{site,dist}-packages for every python3.X there, in name order. */
@@ -121,7 +190,7 @@ static void hash_prefix(struct extc_hash_pair *h, const char *prefix)
 	if (prefix == NULL || prefix[0] != '/' || extc_fmt(lib, sizeof(lib), "%s/lib", prefix) < 0)
 		return;
 	if (extc_fmt(site, sizeof(site), "%s/conda-meta", prefix) == 0)
-		hash_ident(h, site, true);
+		hash_listing(h, site);
 	d = opendir(lib);
 	if (d == NULL)
 		return;
@@ -166,8 +235,8 @@ static void hash_python(struct extc_hash_pair *h, const char *path, char *prefix
 		dir[n] = '\0';
 		if (extc_fmt(exe, sizeof(exe), "%s/python3", dir) < 0 || access(exe, X_OK) != 0)
 			continue;
-		hash_ident(h, exe, false);
-		hash_ident(h, exe, true);
+		hash_file(h, exe, false);
+		hash_file(h, exe, true);
 		if (n > 4 && strcmp(dir + n - 4, "/bin") == 0 && n - 4 < len) {
 			memcpy(prefix, dir, n - 4);
 			prefix[n - 4] = '\0';
@@ -192,6 +261,6 @@ int extc_pool_key_install_fp(const char *path, const char *venv, const char *con
 	hash_site(&h, "/usr/lib/python3/dist-packages");
 	if (extc_fmt(cuda, sizeof(cuda), "%s/version.json",
 		     cuda_home != NULL && cuda_home[0] == '/' ? cuda_home : "/usr/local/cuda") == 0)
-		hash_ident(&h, cuda, true);
+		hash_text(&h, cuda);
 	return (extc_fmt(out, len, "%016llx", (unsigned long long)(h.a ^ h.b)));
 }

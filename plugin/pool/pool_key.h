@@ -14,8 +14,14 @@
  * key made by other rules. Root's record of a key says its version
  * (pool_hold.c writes it, pool_level.c reads it); the next eviction pass removes a key of any other.
  * 2: the container image joined the key.
+ * 3: no device or inode numbers: the same software at the same paths on
+ *    another node, or copied there with its times, gives the same key.
  */
-#define EXTC_POOL_KEY_VERSION 2
+#define EXTC_POOL_KEY_VERSION 3
+
+/* What the fingerprint reads of a small file (version.py, version.json), and names of a directory. */
+#define EXTC_POOL_TEXT_MAX 65536
+#define EXTC_POOL_LIST_MAX 65536
 
 /*
  * The job environment variables a derived key reads, in this order (the
@@ -52,13 +58,16 @@ int extc_pool_key_name_ok(const char *name);
 /*
  * Run as the job's user (it follows the user's paths): a fingerprint of
  * the installed software the variables point to, so that an upgrade in
- * place (pip, conda, apt) changes the key. It covers the identity (device,
- * inode, size, modification time) of the first python3 on 'path' and what
- * it links to, and of these below each prefix (VIRTUAL_ENV, CONDA_PREFIX,
- * the python3's own prefix): lib/python3.X/site-packages,
- * lib/python3.X/dist-packages, lib/python3/dist-packages, their
- * torch/version.py, and conda-meta; and of CUDA's version.json under
- * 'cuda_home' (or /usr/local/cuda). EXTC_POOL_FP_LEN hex digits.
+ * place (pip, conda, apt) changes the key. It covers the size and
+ * modification time of the first python3 on 'path' and of what it links
+ * to, and the link's target; below each prefix (VIRTUAL_ENV, CONDA_PREFIX,
+ * the python3's own prefix) the names installed in
+ * lib/python3.X/site-packages, lib/python3.X/dist-packages and conda-meta,
+ * and the text of each torch/version.py; the same of Debian's
+ * /usr/lib/python3/dist-packages; and the text of CUDA's version.json
+ * under 'cuda_home' (or /usr/local/cuda). Never a device or inode number:
+ * the same installation on every node, or copied with its times, gives
+ * the same fingerprint. EXTC_POOL_FP_LEN hex digits.
  */
 int extc_pool_key_install_fp(const char *path, const char *venv, const char *conda,
 			     const char *cuda_home, char *out, size_t len);

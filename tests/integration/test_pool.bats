@@ -165,12 +165,48 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
     [ -n "$site" ] || fail "the venv has no site-packages"
     lab_wait_settled 120 >/dev/null
     before=$(keys_on n3 | wc -l)
-    # a package upgrade adds and removes entries in site-packages: its mtime moves
-    mkdir -p "$site/extc_upgrade.dist-info" && rmdir "$site/extc_upgrade.dist-info"
+    # a package installed: a name more in site-packages
+    mkdir -p "$site/extc_upgrade-1.0.dist-info" && chmod a+rx "$site/extc_upgrade-1.0.dist-info"
     run_ext extc_p upg.log "${venv[@]}" -- -N1 -w n3 --ext-cache=local
     assert_equal "$(ranks)" "n3 built 2 1"
     lab_wait_settled 120 >/dev/null
     assert_equal "$(keys_on n3 | wc -l)" "$((before + 1))"
+}
+
+@test "one venv copied to each node (other inodes, the same names and times) is one key on every node; a package installed is another" {
+    local n site new1 keys=() had=() copies=()
+    lab_wait_settled 120 >/dev/null
+    for n in 1 2 3; do
+        rm -rf "$LAB/work/venv-copy-$n" && cp -a "$LAB/work/venv" "$LAB/work/venv-copy-$n" ||
+            fail "cannot copy the venv for n$n"
+    done
+    mkdir -p "$LAB/work/venv-nodes"
+    # each node sees its own copy at the one path, as with a venv on each node's own disk
+    for n in 1 2 3; do
+        lab_node "n$n" mount --bind "$LAB/work/venv-copy-$n" "$LAB/work/venv-nodes" || fail "cannot bind n$n's copy"
+        had[n]=$(keys_on "n$n" | tr '\n' ' ')
+    done
+    assert_equal "$(for n in 1 2 3; do lab_node "n$n" stat -c %i "$LAB/work/venv-nodes/bin"; done | sort -u | wc -l)" 3
+    copies=(VIRTUAL_ENV="$LAB/work/venv-nodes" PATH="$LAB/work/venv-nodes/bin:$LAB_USER_PATH")
+    run_ext extc_p copies.log "${copies[@]}" -- -N3 --ntasks-per-node=1 --ext-cache=local
+    [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
+    lab_wait_settled 120 >/dev/null
+    for n in 1 2 3; do
+        keys[n]=$(keys_on "n$n" | grep -vxF -f <(tr ' ' '\n' <<<"${had[n]}" | grep .) || true)
+        [ "$(wc -l <<<"${keys[n]}")" -eq 1 ] && [ -n "${keys[n]}" ] || fail "n$n: not one new key: '${keys[n]}'"
+    done
+    assert_equal "${keys[2]}" "${keys[1]}"
+    assert_equal "${keys[3]}" "${keys[1]}"
+    # a package installed in n1's copy only: another key on n1
+    site=$(find "$LAB/work/venv-copy-1/lib" -maxdepth 2 -name site-packages | head -n1)
+    mkdir "$site/extc_other-2.0.dist-info" && chmod a+rx "$site/extc_other-2.0.dist-info"
+    run_ext extc_p copies2.log "${copies[@]}" -- -N1 -w n1 --ext-cache=local
+    [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
+    assert_equal "$(ranks)" "n1 built 2 1"
+    lab_wait_settled 120 >/dev/null
+    new1=$(keys_on n1 | grep -vxF -e "${keys[1]}" -f <(tr ' ' '\n' <<<"${had[1]}" | grep .) || true)
+    [ -n "$new1" ] && [ "$new1" != "${keys[1]}" ] || fail "n1: no other key after the install: '$new1'"
+    for n in 1 2 3; do lab_node "n$n" umount "$LAB/work/venv-nodes" || fail "cannot unbind n$n's copy"; done
 }
 
 @test "torch.compile: the next job hits Inductor's FX graph cache from the pool on every node (torch 2.0 and later)" {

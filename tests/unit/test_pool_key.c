@@ -19,6 +19,7 @@
 #include "fsfixture.h"
 #include "pool/pool_level.h"
 #include "pool/pool_key.h"
+#include "pool/pool_child.h"
 
 static const char *values[EXTC_POOL_KEY_NVARS];
 
@@ -70,14 +71,14 @@ static void test_the_keys_are_pinned(void **state)
 
 	(void)state;
 	key_of(&in, k);
-	assert_string_equal(k, "07e52455e258235c822cfa4b4b86d2a7");
+	assert_string_equal(k, "f47ede3d6d623b8918bbac3a3aff36c4");
 	in.user_key = "mykey";
 	key_of(&in, k);
-	assert_string_equal(k, "6a18a29ee8fa3ce8117006daf1b085e9");
+	assert_string_equal(k, "47db97c65cf04029a80a67cf6a1c6676");
 	in.user_key = NULL;
 	in.container = "/img/a.sif";
 	key_of(&in, k);
-	assert_string_equal(k, "1c10c89adaa459503c7004b0bbccae8b");
+	assert_string_equal(k, "fda215d5eaa0e1e30665a8e15ad59b50");
 }
 
 /* Each listed variable, changed or unset, and each other input, gives another key. */
@@ -242,14 +243,120 @@ static void test_the_fingerprint_follows_the_installed_software(void **state)
 	fp_of("env", "env", k);
 	assert_string_not_equal(k, ref);
 	strcpy(ref, k);
-	/* a package added: site-packages' mtime moves */
+	/* a package added: a name installed in site-packages */
 	make_dirs("env/lib/python3.11/site-packages/newpkg");
 	fp_of("env", "env", k);
 	assert_string_not_equal(k, ref);
 	strcpy(ref, k);
+	make_dirs("env/lib/python3.11/site-packages/newpkg-1.0.dist-info");
+	fp_of("env", "env", k);
+	assert_string_not_equal(k, ref);
+	strcpy(ref, k);
+	/* what Python and editors make by themselves is not an installation */
+	make_dirs("env/lib/python3.11/site-packages/__pycache__");
+	make_dirs("env/lib/python3.11/site-packages/.hidden");
+	fp_of("env", "env", k);
+	assert_string_equal(k, ref);
 	/* another python3 first on PATH */
 	fp_of("other", "env", k);
 	assert_string_not_equal(k, ref);
+	assert_int_equal(fsfx_rmtree(top), 0);
+}
+
+/* Make 'rel' a file of 'text', its modification time 't' (as a copy made with its times). */
+static void put_at(const char *rel, const char *text, mode_t mode, const struct timespec *t)
+{
+	struct timespec times[2] = { *t, *t };
+	char path[PATH_MAX];
+
+	put(rel, text, mode);
+	snprintf(path, sizeof(path), "%s/%s", top, rel);
+	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+}
+
+/*
+ * The same installation at the same paths on another node: every file a
+ * new inode (made again here, the first one moved aside), the same names,
+ * texts and times. The fingerprint is the same: it hashes no device or
+ * inode number.
+ */
+static void test_the_fingerprint_is_the_same_for_a_copy_at_other_inodes(void **state)
+{
+	const struct timespec made = { 1700000000, 123456789 };
+	char ref[32], k[32], a[PATH_MAX], b[PATH_MAX];
+	ino_t first;
+	struct stat sb;
+
+	(void)state;
+	assert_int_equal(fsfx_tmpdir(top, sizeof(top)), 0);
+	for (int round = 0; round < 2; round++) {
+		make_dirs("env/bin");
+		make_dirs("env/lib/python3.11/site-packages/torch");
+		make_dirs("env/lib/python3.11/site-packages/torch-2.6.0.dist-info");
+		put_at("env/bin/python3", "#!/bin/sh\n", 0755, &made);
+		put_at("env/lib/python3.11/site-packages/torch/version.py", "__version__ = '2.6.0'\n",
+		       0644, &made);
+		snprintf(a, sizeof(a), "%s/env/bin/python3", top);
+		assert_int_equal(stat(a, &sb), 0);
+		if (round == 0) {
+			first = sb.st_ino;
+			fp_of("env", "env", ref);
+			snprintf(b, sizeof(b), "%s/env.first", top);
+			snprintf(a, sizeof(a), "%s/env", top);
+			assert_int_equal(rename(a, b), 0);	/* still there: the next inodes differ */
+		} else {
+			assert_true(sb.st_ino != first);
+			fp_of("env", "env", k);
+			assert_string_equal(k, ref);
+		}
+	}
+	/* the copy's python3 of another time is another installation */
+	put_at("env/bin/python3", "#!/bin/sh\n", 0755, &(const struct timespec){ 1700000001, 0 });
+	fp_of("env", "env", k);
+	assert_string_not_equal(k, ref);
+	assert_int_equal(fsfx_rmtree(top), 0);
+}
+
+/* The image file's identity, as the fingerprint process reads it. */
+static void image_id_of(const char *rel, char *out, size_t len)
+{
+	char image[PATH_MAX];
+	struct extc_pool_fp_res r;
+
+	snprintf(image, sizeof(image), "%s/%s", top, rel);
+	assert_int_equal(extc_pool_child_fp(&(struct extc_pool_fp_arg){ "", NULL, NULL, NULL, image },
+					    &r, sizeof(r)), 0);
+	snprintf(out, len, "%s", r.image_id);
+}
+
+/*
+ * An image is known by what it holds, not where or when it was written:
+ * the same bytes elsewhere or later are the same image; other bytes of the
+ * same size are another; a directory or a FIFO is none (and no FIFO is
+ * opened).
+ */
+static void test_an_image_is_known_by_its_content(void **state)
+{
+	char a[EXTC_POOL_IMAGE_ID_MAX], b[EXTC_POOL_IMAGE_ID_MAX], path[PATH_MAX];
+
+	(void)state;
+	assert_int_equal(fsfx_tmpdir(top, sizeof(top)), 0);
+	put_at("a.sqsh", "image A\n", 0644, &(const struct timespec){ 1700000000, 0 });
+	put_at("copy.sqsh", "image A\n", 0644, &(const struct timespec){ 1800000000, 5 });
+	put_at("b.sqsh", "image B\n", 0644, &(const struct timespec){ 1700000000, 0 });
+	image_id_of("a.sqsh", a, sizeof(a));
+	assert_int_equal(strncmp(a, "file:8:", 7), 0);
+	image_id_of("copy.sqsh", b, sizeof(b));
+	assert_string_equal(a, b);
+	image_id_of("b.sqsh", b, sizeof(b));
+	assert_string_not_equal(a, b);
+	make_dirs("sandbox");
+	image_id_of("sandbox", b, sizeof(b));
+	assert_string_equal(b, "");
+	snprintf(path, sizeof(path), "%s/fifo", top);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	image_id_of("fifo", b, sizeof(b));
+	assert_string_equal(b, "");
 	assert_int_equal(fsfx_rmtree(top), 0);
 }
 
@@ -264,8 +371,9 @@ static void test_the_record_says_the_key_version(void **state)
 		{ "", false, false, 0 },	/* held, not yet accounted */
 		{ "bytes=10\ninodes=1\n", true, false, 10 },	/* before versions */
 		{ "version=1\nbytes=10\ninodes=1\n", true, false, 10 },
-		{ "version=2\nbytes=10\ninodes=1\n", false, false, 10 },
-		{ "version=2\nunmeasurable: too deep\n", false, true, 0 },
+		{ "version=2\nbytes=10\ninodes=1\n", true, false, 10 },
+		{ "version=3\nbytes=10\ninodes=1\n", false, false, 10 },
+		{ "version=3\nunmeasurable: too deep\n", false, true, 0 },
 		{ "unmeasurable: too deep\n", true, true, 0 },
 	};
 	char dir[PATH_MAX], text[64];
@@ -273,7 +381,7 @@ static void test_the_record_says_the_key_version(void **state)
 	int dfd;
 
 	(void)state;
-	assert_int_equal(EXTC_POOL_KEY_VERSION, 2);	/* the cases above speak of version 2 */
+	assert_int_equal(EXTC_POOL_KEY_VERSION, 3);	/* the cases above speak of version 3 */
 	assert_int_equal(fsfx_tmpdir(dir, sizeof(dir)), 0);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);
@@ -308,6 +416,8 @@ int main(void)
 		cmocka_unit_test(test_a_user_key_replaces_the_environment_not_the_machine),
 		cmocka_unit_test(test_key_names_and_the_variable_list),
 		cmocka_unit_test(test_the_fingerprint_follows_the_installed_software),
+		cmocka_unit_test(test_the_fingerprint_is_the_same_for_a_copy_at_other_inodes),
+		cmocka_unit_test(test_an_image_is_known_by_its_content),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -31,11 +31,16 @@
 #include "base/layout.h"
 #include "pool/pool_evict.h"
 #include "pool/pool_hold.h"
+#include "pool/pool_key.h"
 #include "pool/pool_level.h"
 #include "pool/pool_measure.h"
 #include "testmain.h"
 
 #define TIB (1ull << 40)
+/* a record of the current key rules (an older version is evicted as old, whatever it says) */
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+#define RECORD "version=" STRINGIFY(EXTC_POOL_KEY_VERSION) "\n"
 #define MIB (1ull << 20)
 #define DAY 86400
 #define ATTACKER 4242
@@ -372,11 +377,11 @@ static void run_sparse_and_links_evict_nobody(struct fx *fx, uid_t attacker, uid
 
 	make_cfg(fx, "pool_max=4M pool_total_max=8M");
 	for (i = 1; i <= 2; i++) {
-		k = pool_key(fx, victim, 100 + (unsigned)i, i * 60, "version=2\nbytes=65536\n");
+		k = pool_key(fx, victim, 100 + (unsigned)i, i * 60, RECORD "bytes=65536\n");
 		write_file(k, "mine", 65536);
 		close(k);
 	}
-	k = pool_key(fx, attacker, 200, 10, "version=2\nbytes=1\n");
+	k = pool_key(fx, attacker, 200, 10, RECORD "bytes=1\n");
 	write_sparse(k, "sparse");
 	write_file(k, "blob", MIB);
 	for (i = 0; i < 50; i++) {
@@ -384,7 +389,7 @@ static void run_sparse_and_links_evict_nobody(struct fx *fx, uid_t attacker, uid
 		assert_int_equal(linkat(k, "blob", k, name, 0), 0);
 	}
 	close(k);
-	k = pool_key(fx, attacker, 201, 3600, "version=2\nbytes=1\n");
+	k = pool_key(fx, attacker, 201, 3600, RECORD "bytes=1\n");
 	write_file(k, "old", 65536);
 	close(k);
 	held = hold_key(fx, attacker, 200);
@@ -415,7 +420,7 @@ static void test_unmeasurable_goes_and_inodes_are_bounded(void **state)
 	int k;
 
 	make_cfg(fx, "pool_max=1M pool_max_inodes=500");
-	k = pool_key(fx, ATTACKER, 300, 60, "version=2\nbytes=1\ninodes=1\n");
+	k = pool_key(fx, ATTACKER, 300, 60, RECORD "bytes=1\ninodes=1\n");
 	assert_int_equal(fsfx_chain_at(k, "deep", "d", EXTC_POOL_MEASURE_DEPTH + 5, NULL), 0);
 	close(k);
 	/* newer and 300 inodes: stays; older and 300 more: over pool_max_inodes */
@@ -426,11 +431,11 @@ static void test_unmeasurable_goes_and_inodes_are_bounded(void **state)
 	assert_int_equal(fsfx_wide_at(k, "w", 300), 0);
 	close(k);
 	/* a record of 10 bytes, 2 MiB written in after it */
-	k = pool_key(fx, VICTIM - 1, 303, 60, "version=2\nbytes=10\ninodes=1\n");
+	k = pool_key(fx, VICTIM - 1, 303, 60, RECORD "bytes=10\ninodes=1\n");
 	write_file(k, "after", 2 * MIB);
 	close(k);
 	/* root's mark at the last move: goes without a walk */
-	k = pool_key(fx, VICTIM - 1, 304, 30, "version=2\nunmeasurable: deeper than 64 levels\n");
+	k = pool_key(fx, VICTIM - 1, 304, 30, RECORD "unmeasurable: deeper than 64 levels\n");
 	close(k);
 	k = pool_key(fx, VICTIM, 305, 60, NULL);
 	write_file(k, "mine", 4096);
@@ -526,7 +531,7 @@ static void test_account_writes_what_root_measured(void **state)
 	int kfd, i;
 
 	/* the user's own number is never what counts: a record claiming 15 TiB */
-	snprintf(text, sizeof(text), "version=2\nbytes=%" PRIu64 "\n", (uint64_t)(15 * TIB));
+	snprintf(text, sizeof(text), RECORD "bytes=%" PRIu64 "\n", (uint64_t)(15 * TIB));
 	kfd = pool_key(fx, ATTACKER, 9, 0, text);
 	hold_as_a_step(fx, ATTACKER, 9, &h);
 	write_sparse(kfd, "sparse");
@@ -541,7 +546,7 @@ static void test_account_writes_what_root_measured(void **state)
 	assert_int_equal(rec.inodes, 3);
 	assert_true(rec.bytes >= 65536 && rec.bytes < MIB);
 	assert_false(rec.unmeasurable);
-	snprintf(text, sizeof(text), "version=2\nbytes=%" PRIu64 "\ninodes=3\n", rec.bytes);
+	snprintf(text, sizeof(text), RECORD "bytes=%" PRIu64 "\ninodes=3\n", rec.bytes);
 	assert_int_equal(pread(h.record_fd, why, sizeof(why), 0), (ssize_t)strlen(text));
 	assert_memory_equal(why, text, strlen(text));
 	/* too deep: marked, and a hold finds nothing to seed from (bytes 0) */
@@ -569,7 +574,7 @@ static void test_account_refuses_a_record_it_does_not_hold(void **state)
 	hold_as_a_step(fx, ATTACKER, 12, &h);
 	snprintf(name, sizeof(name), "%s%s", h.key, EXTC_POOL_RECORD_SUFFIX);
 	assert_int_equal(unlinkat(user_level(fx, ATTACKER), name, 0), 0);
-	assert_int_equal(fsfx_write_at(user_level(fx, ATTACKER), name, "version=2\nbytes=1\n", 0600), 0);
+	assert_int_equal(fsfx_write_at(user_level(fx, ATTACKER), name, RECORD "bytes=1\n", 0600), 0);
 	assert_int_equal(extc_pool_hold_account(&h, &fx->tree, false, why, sizeof(why)),
 			 EXTC_POOL_ACCOUNT_FAILED);
 	assert_non_null(strstr(why, "not the record this step holds"));
