@@ -162,7 +162,8 @@ static void hash_listing(struct extc_hash_pair *h, const char *dir)
 	else
 		total = SIZE_MAX;	/* absent */
 	extc_hash_pair_bytes(h, &(uint64_t){ total }, sizeof(uint64_t));
-	qsort(names, n, sizeof(*names), by_name);
+	if (n > 0)
+		qsort(names, n, sizeof(*names), by_name);
 	for (i = 0; i < n; i++) {
 		hash_field(h, names[i]);
 		free(names[i]);
