@@ -161,10 +161,11 @@ PY
     stale=$(new_key as_victim stale "$(fill 4096)")
     lab_node n1 touch -d '30 days ago' "$POOL/$VICTIM_UID/$stale.use"
     va=$(new_key as_victim va "$(fill 716800)")
-    vb=$(new_key as_victim vb "$(fill 716800)")
-    # va used an hour before vb: two steps a second apart at most would tie (the
-    # record's time is in seconds), and a tie goes by key name
+    # va used an hour before vb, before vb's step: two steps a second apart at most
+    # would tie (the record's time is in seconds), a tie goes by key name, and the
+    # pass after vb's own epilog could then take vb, over pool_max with va
     lab_node n1 touch -d '1 hour ago' "$POOL/$VICTIM_UID/$va.use"
+    vb=$(new_key as_victim vb "$(fill 716800)")
     before=$(sum_of "$VICTIM_UID" "$vb")
     trigger_pass
     itest_poll 30 itest_absent n1 "$POOL/$VICTIM_UID/$stale" || fail "the victim's key unused past pool_ttl is kept"
