@@ -135,40 +135,81 @@ static int by_name(const void *a, const void *b)
 	return (strcmp(*(char *const *)a, *(char *const *)b));
 }
 
+/* Names of a directory, sorted: readdir's order differs between file systems. */
+struct names {
+	char **v;
+	size_t n;	/* kept in v: at most the 'max' names_of was given */
+	size_t total;	/* how many 'keep' accepted; SIZE_MAX: the directory cannot be read */
+};
+
+/* The names of 'dir' that 'keep' accepts, the first 'max' readdir gives kept and sorted. */
+static void names_of(const char *dir, bool (*keep)(const char *), size_t max, struct names *out)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	memset(out, 0, sizeof(*out));
+	out->total = d != NULL ? 0 : SIZE_MAX;
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (!keep(de->d_name))
+			continue;
+		out->total++;
+		if (out->n >= max)
+			continue;
+		if (out->n % 64 == 0) {	/* grown as it fills: most directories hold a few hundred */
+			char **grown = realloc(out->v, (out->n + 64) * sizeof(*grown));
+
+			if (grown == NULL)
+				continue;
+			out->v = grown;
+		}
+		if ((out->v[out->n] = strdup(de->d_name)) != NULL)
+			out->n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	if (out->n > 0)
+		qsort(out->v, out->n, sizeof(*out->v), by_name);
+}
+
+static void names_free(struct names *nm)
+{
+	size_t i;
+
+	for (i = 0; i < nm->n; i++)
+		free(nm->v[i]);
+	free(nm->v);
+}
+
+/* What an installer puts in a site directory: not __pycache__ nor dot names, which Python and editors make. */
+static bool installed_name(const char *name)
+{
+	return (name[0] != '.' && strcmp(name, "__pycache__") != 0);
+}
+
+static bool python3_name(const char *name)
+{
+	return (strncmp(name, "python3", 7) == 0);
+}
+
 /*
- * The names in directory 'dir', sorted (readdir's order differs between
- * file systems), or its absence: what is installed there (a package's
- * module, its .dist-info or .egg-info, a conda-meta record). Not
- * __pycache__ nor dot names, which Python and editors make by themselves.
+ * The names installed in directory 'dir', sorted, or its absence: a
+ * package's module, its .dist-info or .egg-info, a conda-meta record.
  * At most EXTC_POOL_LIST_MAX names; past that, the count alone.
  */
 static void hash_listing(struct extc_hash_pair *h, const char *dir)
 {
-	char **names = calloc(EXTC_POOL_LIST_MAX, sizeof(*names));
-	struct dirent *de;
-	size_t n = 0, total = 0, i;
-	DIR *d = names != NULL ? opendir(dir) : NULL;
+	struct names nm;
+	uint64_t total;
+	size_t i;
 
+	names_of(dir, installed_name, EXTC_POOL_LIST_MAX, &nm);
+	total = nm.total;
 	hash_field(h, dir);
-	while (d != NULL && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || strcmp(de->d_name, "__pycache__") == 0)
-			continue;
-		total++;
-		if (n < EXTC_POOL_LIST_MAX && (names[n] = strdup(de->d_name)) != NULL)
-			n++;
-	}
-	if (d != NULL)
-		closedir(d);
-	else
-		total = SIZE_MAX;	/* absent */
-	extc_hash_pair_bytes(h, &(uint64_t){ total }, sizeof(uint64_t));
-	if (n > 0)
-		qsort(names, n, sizeof(*names), by_name);
-	for (i = 0; i < n; i++) {
-		hash_field(h, names[i]);
-		free(names[i]);
-	}
-	free(names);
+	extc_hash_pair_bytes(h, &total, sizeof(total));
+	for (i = 0; i < nm.n; i++)
+		hash_field(h, nm.v[i]);
+	names_free(&nm);
 }
 
 static void hash_site(struct extc_hash_pair *h, const char *site)
@@ -180,41 +221,25 @@ static void hash_site(struct extc_hash_pair *h, const char *site)
 		hash_text(h, path);
 }
 
-/* <prefix>/lib/python3.X/{site,dist}-packages for every python3.X there, in name order. */
+/* <prefix>/lib/python3.X/{site,dist}-packages for every python3.X there (16 at most), in name order. */
 static void hash_prefix(struct extc_hash_pair *h, const char *prefix)
 {
-	char lib[PATH_MAX], site[PATH_MAX], names[16][NAME_MAX + 1];
-	struct dirent *de;
-	size_t n = 0, i, j;
-	DIR *d;
+	char lib[PATH_MAX], site[PATH_MAX];
+	struct names py;
+	size_t i;
 
 	if (prefix == NULL || prefix[0] != '/' || extc_fmt(lib, sizeof(lib), "%s/lib", prefix) < 0)
 		return;
 	if (extc_fmt(site, sizeof(site), "%s/conda-meta", prefix) == 0)
 		hash_listing(h, site);
-	d = opendir(lib);
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL && n < 16) {
-		if (strncmp(de->d_name, "python3", 7) == 0)
-			strcpy(names[n++], de->d_name);
-	}
-	closedir(d);
-	for (i = 1; i < n; i++) {	/* a few names: insertion sort */
-		for (j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-			char t[NAME_MAX + 1];
-
-			strcpy(t, names[j]);
-			strcpy(names[j], names[j - 1]);
-			strcpy(names[j - 1], t);
-		}
-	}
-	for (i = 0; i < n; i++) {
-		if (extc_fmt(site, sizeof(site), "%s/%s/site-packages", lib, names[i]) == 0)
+	names_of(lib, python3_name, 16, &py);
+	for (i = 0; i < py.n; i++) {
+		if (extc_fmt(site, sizeof(site), "%s/%s/site-packages", lib, py.v[i]) == 0)
 			hash_site(h, site);
-		if (extc_fmt(site, sizeof(site), "%s/%s/dist-packages", lib, names[i]) == 0)
+		if (extc_fmt(site, sizeof(site), "%s/%s/dist-packages", lib, py.v[i]) == 0)
 			hash_site(h, site);
 	}
+	names_free(&py);
 }
 
 /* The first python3 on 'path': its identity, and the prefix it belongs to in 'prefix'. */
