@@ -613,6 +613,18 @@ static ino_t ino_of(const char *rel)
 	return (sb.st_ino);
 }
 
+/* The task's take: the key's builds renamed into the leaf 'leaf'. */
+static void take_into(const char *key, const char *leaf, const struct extc_warm_opts *o)
+{
+	struct extc_copy_stats st;
+	char why[512];
+	int kfd = opendir_at(key), lfd = opendir_at(leaf);
+
+	assert_int_equal(extc_pool_rename_take(kfd, lfd, o, &st, why, sizeof(why)), EXTC_SEED_DONE);
+	close(kfd);
+	close(lfd);
+}
+
 /*
  * A key of the pool as earlier steps left it (a complete torch build, one
  * in a pyXY_cu group, an Inductor cache without its locks), taken into the
@@ -625,10 +637,8 @@ static void key_taken(const char *key, const char *leaf, struct extc_warm_opts *
 		"torch_extensions/good", "torch_extensions/py311_cpu/grouped",
 		"torch_extensions/py311_cpu", "torch_extensions", "torchinductor",
 	};
-	struct extc_copy_stats st;
-	char why[512], p[PATH_MAX];
+	char p[PATH_MAX];
 	size_t i;
-	int kfd, lfd;
 
 	assert_int_equal(mkdirs("%s/torch_extensions/good", key), 0);
 	assert_int_equal(mkdirs("%s/torch_extensions/py311_cpu/grouped", key), 0);
@@ -647,11 +657,7 @@ static void key_taken(const char *key, const char *leaf, struct extc_warm_opts *
 	opts_inductor(o);
 	/* the hold's time, as the step's end is given it: before the take, after the builds */
 	fsfx_coarse_past_now(t);
-	kfd = opendir_at(key);
-	lfd = opendir_at(leaf);
-	assert_int_equal(extc_pool_rename_take(kfd, lfd, o, &st, why, sizeof(why)), EXTC_SEED_DONE);
-	close(kfd);
-	close(lfd);
+	take_into(key, leaf, o);
 }
 
 /* Put the leaf's builds back into the key since the hold at 't'; 0 or -1 as the put-back. */
@@ -1052,13 +1058,11 @@ static void test_publish_and_move_name_where_the_entry_goes(void **state)
 static void test_triton_taken_and_left_alone_goes_back_whole(void **state)
 {
 	struct extc_warm_walk_report rep;
-	struct extc_copy_stats st;
 	struct extc_warm_opts o;
 	struct timespec t;
-	char why[512], key[PATH_MAX], l1[PATH_MAX], l2[PATH_MAX];
+	char key[PATH_MAX], l1[PATH_MAX], l2[PATH_MAX];
 	bool inside;
 	ino_t taken;
-	int kfd, lfd;
 
 	(void)state;
 	make_kernel("tw/key", NULL, NULL);
@@ -1070,11 +1074,7 @@ static void test_triton_taken_and_left_alone_goes_back_whole(void **state)
 	abs_of(l2, sizeof(l2), "tw/l2");
 	fsfx_coarse_past_now(&t);
 	opts_triton(&o, l1);
-	kfd = opendir_at("tw/key");
-	lfd = opendir_at("tw/l1");
-	assert_int_equal(extc_pool_rename_take(kfd, lfd, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
-	close(kfd);
-	close(lfd);
+	take_into("tw/key", "tw/l1", &o);
 	assert_true(triton_hit(l1, l1, &inside));
 	assert_true(inside);
 	taken = ino_of("tw/l1/triton");
@@ -1086,11 +1086,7 @@ static void test_triton_taken_and_left_alone_goes_back_whole(void **state)
 	/* in the key, unread: its group file names the first leaf, which has it no more */
 	assert_false(triton_hit(key, key, &inside));
 	opts_triton(&o, l2);
-	kfd = opendir_at("tw/key");
-	lfd = opendir_at("tw/l2");
-	assert_int_equal(extc_pool_rename_take(kfd, lfd, &o, &st, why, sizeof(why)), EXTC_SEED_DONE);
-	close(kfd);
-	close(lfd);
+	take_into("tw/key", "tw/l2", &o);
 	assert_true(triton_hit(l2, l2, &inside));
 	assert_true(inside);
 	assert_int_equal(fsfx_count_entries_at(fx.rootfd, "tw/l2/triton/" TRITON_KEY), 5);
