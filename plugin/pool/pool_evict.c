@@ -349,15 +349,19 @@ void extc_pool_evict_report_text(const struct extc_pool_evict_report *rep, char 
 		extc_fmt(buf, len, "another pass was running: left to it");
 		return;
 	}
-	extc_fmt(buf, len, "%u keys of %u users, %u in use; evicted %u (%u unused past pool_ttl, "
+	/* "1 key of 1 user": the line is read by a person */
+	extc_fmt(buf, len, "%u %s of %u %s, %u in use; evicted %u (%u unused past pool_ttl, "
 		 "%u over pool_max, %u over pool_total_max, %u beyond pool_max_keys, %u over "
 		 "pool_max_inodes, %u not measurable, %u of an older key version), %" PRIu64 " bytes; %u could not be; %u left "
-		 "for the next pass; %" PRIu64 " bytes and %" PRIu64 " inodes kept",
-		 rep->keys, rep->users, rep->busy, rep->evicted, rep->by_reason[EXTC_POOL_EVICT_TTL],
+		 "for the next pass; %" PRIu64 " bytes and %" PRIu64 " %s kept",
+		 rep->keys, rep->keys == 1 ? "key" : "keys", rep->users,
+		 rep->users == 1 ? "user" : "users", rep->busy, rep->evicted,
+		 rep->by_reason[EXTC_POOL_EVICT_TTL],
 		 rep->by_reason[EXTC_POOL_EVICT_USER_MAX], rep->by_reason[EXTC_POOL_EVICT_TOTAL_MAX],
 		 rep->by_reason[EXTC_POOL_EVICT_USER_KEYS],
 		 rep->by_reason[EXTC_POOL_EVICT_USER_INODES],
 		 rep->by_reason[EXTC_POOL_EVICT_UNMEASURABLE],
 		 rep->by_reason[EXTC_POOL_EVICT_OLD_VERSION], rep->bytes_evicted, rep->failed,
-		 rep->left, rep->bytes_kept, rep->inodes_kept);
+		 rep->left, rep->bytes_kept, rep->inodes_kept,
+		 rep->inodes_kept == 1 ? "inode" : "inodes");
 }

@@ -347,9 +347,9 @@ SH
     logged=$(wc -l <"$(lab_log n1)")
     lab_user env SLURM_EXT_CACHE_KEY=evictor srun -N1 -w n1 --ext-cache=local true || fail "the evicting job failed"
     # the evictor logs its pass when it has ended
-    pass_logged() { tail -n +"$((logged + 1))" "$(lab_log n1)" | grep -q 'node pool: [0-9]* keys of [0-9]* users, '; }
+    pass_logged() { tail -n +"$((logged + 1))" "$(lab_log n1)" | grep -qE 'node pool: [0-9]+ keys? of [0-9]+ users?, '; }
     itest_poll 30 pass_logged || fail "no eviction pass was logged on n1"
-    itest_match "node pool: [0-9]+ keys of [0-9]+ users, 1 in use; evicted [1-9]" "$(tail -n +"$((logged + 1))" "$(lab_log n1)")"
+    itest_match "node pool: [0-9]+ keys? of [0-9]+ users?, 1 in use; evicted [1-9]" "$(tail -n +"$((logged + 1))" "$(lab_log n1)")"
     # the running step took the key's builds (by rename): the key itself stays
     lab_node n1 test -d "$POOL/$ITEST_UID/${key[held]}" || fail "the held key was evicted"
     itest_absent n1 "$POOL/$ITEST_UID/${key[idle]}" || fail "the idle key was not evicted"

@@ -511,6 +511,28 @@ static void test_one_pass_at_a_time(void **state)
 	assert_false(key_exists(fx, VICTIM, 1));
 }
 
+/* The pass's line in slurmd's log reads "1 key of 1 user", "3 keys of 2 users". */
+static void test_report_text_plurals(void **state)
+{
+	struct extc_pool_evict_report rep;
+	char text[1024];
+
+	(void)state;
+	memset(&rep, 0, sizeof(rep));
+	rep.keys = 1;
+	rep.users = 1;
+	rep.inodes_kept = 1;
+	extc_pool_evict_report_text(&rep, text, sizeof(text));
+	assert_true(strncmp(text, "1 key of 1 user, 0 in use; evicted 0 (", 38) == 0);
+	assert_non_null(strstr(text, " bytes and 1 inode kept"));
+	rep.keys = 3;
+	rep.users = 2;
+	rep.inodes_kept = 12;
+	extc_pool_evict_report_text(&rep, text, sizeof(text));
+	assert_true(strncmp(text, "3 keys of 2 users, 0 in use; evicted 0 (", 40) == 0);
+	assert_non_null(strstr(text, " bytes and 12 inodes kept"));
+}
+
 /* A step's hold as extc_pool_hold makes it (without handing the key to another uid). */
 static void hold_as_a_step(struct fx *fx, uid_t uid, unsigned i, struct extc_pool_hold *h)
 {
@@ -748,6 +770,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_account_refuses_a_record_it_does_not_hold, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_account_after_a_whole_put_back_keeps_what_root_measured,
 						setup, teardown),
+		cmocka_unit_test(test_report_text_plurals),
 	};
 	/*
 	 * make check-root: mounts in keys, keys of other uids, and eviction,
