@@ -461,6 +461,20 @@ int extc_config_parse(struct extc_config *cfg, int ac, char **av, char *why, siz
 	return (0);
 }
 
+/* Whether 'arg', applied alone to the defaults, leaves them as they are ("seed_max=4G"). */
+static bool is_default(const char *arg)
+{
+	static struct extc_config defaults, one;
+	char reason[EXTC_WHY_MAX];
+	unsigned seen = 0;
+
+	set_defaults(&defaults);
+	set_defaults(&one);
+	if (apply_arg(&one, arg, &seen, reason, sizeof(reason)) < 0)
+		return (false);
+	return (memcmp(&defaults, &one, sizeof(one)) == 0);
+}
+
 void extc_config_describe(const struct extc_config *cfg, int ac, char **av, char *buf,
 			  size_t len)
 {
@@ -474,7 +488,7 @@ void extc_config_describe(const struct extc_config *cfg, int ac, char **av, char
 		size_t used = strlen(buf);
 
 		if (extc_has_prefix(av[i], "base=") || extc_has_prefix(av[i], "default=") ||
-		    extc_has_prefix(av[i], "pool="))
+		    extc_has_prefix(av[i], "pool=") || is_default(av[i]))
 			continue;
 		extc_escape(av[i], 200, shown, sizeof(shown));
 		extc_fmt(buf + used, len - used, " %s", shown);

@@ -63,8 +63,8 @@ int extc_config_parse(struct extc_config *cfg, int ac, char **av, char *why, siz
 
 /*
  * The arguments in effect, for the line slurmd logs at its start: base=,
- * default= and pool= always, then every other argument of av as given
- * (escaped), as those are the ones that differ from their defaults.
+ * default= and pool= always, then every other argument of av that differs
+ * from its default, as given (escaped).
  */
 void extc_config_describe(const struct extc_config *cfg, int ac, char **av, char *buf,
 			  size_t len);

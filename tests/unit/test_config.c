@@ -464,11 +464,12 @@ static void test_bad_value_of_every_key_names_key_and_value(void **state)
 	expect_refused("allow_shared_fs=perhaps", "expected yes or no");
 }
 
-/* The line slurmd logs at its start: base, default and pool always, the rest as given. */
+/* The line slurmd logs at its start: base, default and pool always, the rest that differ. */
 static void test_describe(void **state)
 {
 	char *av[] = { (char *)"pool_ttl=3", (char *)"base=/var/tmp/x", (char *)"default=local",
-		       (char *)"seed=/home/%u/jit" };
+		       (char *)"seed=/home/%u/jit", (char *)"seed_max=4G", (char *)"pool_ttl=14",
+		       (char *)"on_error=warn" };
 	struct extc_config cfg;
 	char why[512], line[512];
 
@@ -480,6 +481,10 @@ static void test_describe(void **state)
 	extc_config_describe(&cfg, 4, av, line, sizeof(line));
 	assert_string_equal(line, "base=/var/tmp/x default=local pool=off pool_ttl=3 "
 			    "seed=/home/%u/jit");
+	/* an argument given at its default value is not one that differs from it */
+	assert_int_equal(extc_config_parse(&cfg, 3, av + 4, why, sizeof(why)), 0);
+	extc_config_describe(&cfg, 3, av + 4, line, sizeof(line));
+	assert_string_equal(line, "base=/tmp/ext-cache default=off pool=off on_error=warn");
 }
 
 static void test_unknown_key(void **state)
