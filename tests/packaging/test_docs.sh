@@ -11,6 +11,8 @@
 #   - the manual, the admin guide and plugin/base/config.c name the same plugstack
 #     arguments; the manual, the user guide and plugin/spank/option.c the same user
 #     options; the documents and the code the same SLURM_EXT_CACHE* names;
+#   - the plugstack line the package ships is the one README, the guides, the manual and
+#     examples/ quote, each saying it turns the pool on and that the plugin's default is off;
 #   - docs/cache-dirs.md's tables are plugin/base/vars.c's list, with its
 #     make_dir and loads_code flags; every "N built-in variables" is the
 #     length of that list, every "N attack and fault cases" the number of
@@ -213,9 +215,35 @@ t_check "the count of cases is stated ($(grep -c . <<<"$said") times)" test "$(g
 # admin to enable are one line: what the pool does out of the box is said once.
 shipped=$(sed -n 's|^#\(optional\) @SLURM_PLUGINDIR@/ext_cache.so |\1 |p' "$top/etc/plugstack.conf.d/ext-cache.conf.in")
 t_check "the plugstack.conf.d snippet ships one plugin line" test "$(grep -c . <<<"$shipped")" -eq 1
-for f in README.md docs/admin-guide.md; do
+for f in README.md docs/admin-guide.md examples/README.md examples/plugstack.conf.d/ext-cache.conf; do
     quoted=$(sed -n 's|^ *\(optional\) /usr/lib/x86_64-linux-gnu/slurm-wlm/ext_cache.so |\1 |p' "$top/$f" | sort -u)
     t_eq "$f quotes the plugstack line the package ships" "$shipped" "$quoted"
 done
+# the manual's first example, as rendered
+quoted=$(section EXAMPLES | sed -n 's|^ *\(optional\) /usr/lib/x86_64-linux-gnu/slurm-wlm/ext_cache.so |\1 |p' | head -n1)
+t_eq "the manual's first example is the plugstack line the package ships" "$shipped" "$quoted"
+# whether the pool is on out of the box is one decision: the plugin's default is off (the manual,
+# the admin guide's table), the shipped line turns it on, and every document that quotes the
+# line says both
+t_eq "the manual's pool= default is off" "Default: off." \
+    "$(section ARGUMENTS | awk '/^       pool=off\|node$/ {on = 1; next} /^       [a-z_]+=/ {on = 0} on' |
+        grep -oE 'Default: [a-z]+\.')"
+# shellcheck disable=SC2016 # a Markdown table row, not an expansion
+t_check "the admin guide's table: pool= defaults to off" grep -qE '^\| `pool=off\\\|node` \| `off` \|' "$top/docs/admin-guide.md"
+t_eq "the shipped line has pool=node" pool=node "$(grep -ow 'pool=node' <<<"$shipped")"
+missing=
+for f in README.md docs/admin-guide.md examples/README.md etc/plugstack.conf.d/ext-cache.conf.in; do
+    said=$(tr '\n' ' ' <"$top/$f" | tr -d '`#' | tr -s ' ')
+    grep -q 'pool=node turns on the node pool\|turns on the node pool (pool=node)\|pool=node turns on the \[node pool\]' <<<"$said" ||
+        missing="$missing $f:turns-on"
+    grep -qi "without pool=node the pool is off, the plugin's default" <<<"$said" || missing="$missing $f:default"
+done
+section EXAMPLES | tr -s ' \n' ' ' | grep -q "and the node pool on (without pool=node the pool is off, the plugin's default)" ||
+    missing="$missing docs/ext_cache.8"
+t_eq "each document quoting the line says it turns the node pool on, and that without it the pool is off" "" "$missing"
+# the log greps the manual gives are the admin guide's, which test_verbose.bats runs on a real slurmd log
+t_eq "the manual's slurmd.log greps are the admin guide's" \
+    "$(grep -oE "grep '[^']+' slurmd\.log" "$top/docs/admin-guide.md" | sed "s/ slurmd\.log$//")" \
+    "$(section LOGGING | grep -oE "grep '[^']+' /var/log/slurm/slurmd\.log" | sed "s| /var/log/slurm/slurmd\.log$||")"
 
 pkg_end
