@@ -258,10 +258,12 @@ static void sweep_leftovers(const struct extc_config *cfg, const struct extc_fs_
 	if (sweep.jobs_removed == 0 && sweep.jobs_failed == 0 && sweep.refused == 0)
 		return;
 	extc_rm_report_text(&sweep.rm, text, sizeof(text));
-	extc_info("epilog: moved the trees of %u ended job(s) whose epilog never ran to the trash, "
-		  "%u could not be (%s); kept %u running, %u not yet over; %u level(s) failed "
-		  "verification and were left alone", sweep.jobs_removed, sweep.jobs_failed, text,
-		  sweep.held, sweep.alive, sweep.refused);
+	extc_info("epilog: moved the trees of %u ended %s whose epilog never ran to the trash, "
+		  "%u could not be (%s); kept %u running, %u not yet over; %u %s failed "
+		  "verification and %s left alone", sweep.jobs_removed,
+		  sweep.jobs_removed == 1 ? "job" : "jobs", sweep.jobs_failed, text, sweep.held,
+		  sweep.alive, sweep.refused, sweep.refused == 1 ? "level" : "levels",
+		  sweep.refused == 1 ? "was" : "were");
 }
 
 /* The epilog's work, handed to a detached process (background.h). */

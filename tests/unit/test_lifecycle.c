@@ -1019,7 +1019,7 @@ static void test_epilog_sweeps_leftovers_of_ended_jobs_only(void **state)
 	assert_false(exists("%s/%d/90", base, JOB_UID));
 	assert_true(exists("%s/%d/91/job", base, JOB_UID));
 	assert_true(exists("%s/%d/92/job", base, JOB_UID));
-	assert_true(fake_log_has("info", "ended job(s) whose epilog never ran"));
+	assert_true(fake_log_has("info", "moved the trees of 1 ended job whose epilog never ran"));
 
 	/* E3.8: within the interval, another sweep asks nothing, whatever is left behind */
 	fake_reset(S_CTX_JOB_SCRIPT, &job);
