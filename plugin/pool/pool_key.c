@@ -70,6 +70,7 @@ int extc_pool_key(const struct extc_pool_key_in *in, char *out, size_t len)
 	}
 	hash_field(&h, in->arch);
 	hash_field(&h, in->isa);
+	hash_field(&h, in->gpus);
 	return (extc_fmt(out, len, "%016llx%016llx", (unsigned long long)h.a,
 			 (unsigned long long)h.b));
 }

@@ -16,8 +16,10 @@
  * 2: the container image joined the key.
  * 3: no device or inode numbers: the same software at the same paths on
  *    another node, or copied there with its times, gives the same key.
+ * 4: the node's GPU architectures joined the key (pool_gpu.c), hashed on
+ *    every node, "" where there is no GPU.
  */
-#define EXTC_POOL_KEY_VERSION 3
+#define EXTC_POOL_KEY_VERSION 4
 
 /* What the fingerprint reads of a small file (version.py, version.json), and names of a directory. */
 #define EXTC_POOL_TEXT_MAX 65536
@@ -41,13 +43,15 @@ struct extc_pool_key_in {
 	const char *arch;	/* uname machine */
 	const char *isa;	/* extc_manifest_isa_fingerprint of the CPU */
 	const char *container;	/* the image's identity, or NULL: the step runs on the host */
+	const char *gpus;	/* extc_pool_gpu_archs of the node, "" without a GPU */
 };
 
 /*
  * The key directory's name: a hash of EXTC_POOL_KEY_VERSION; of the
  * user's key, or of the listed variables' values and the installation
  * fingerprint; of the container image's identity, if the step runs one;
- * and of the machine and CPU fingerprints. A step in a container never
+ * and of the machine, the CPU's fingerprint and the GPU architectures
+ * (models, not counts). A step in a container never
  * shares a key with one on the host. EXTC_POOL_KEY_LEN hex digits.
  */
 int extc_pool_key(const struct extc_pool_key_in *in, char *out, size_t len);

@@ -13,6 +13,7 @@
 #include "base/text.h"
 #include "proc/as_user.h"
 #include "pool/pool_child.h"
+#include "pool/pool_gpu.h"
 #include "pool/pool_hold.h"
 #include "pool/pool_job.h"
 #include "pool/pool_key.h"
@@ -82,6 +83,7 @@ static int derive_key(spank_t sp, struct extc_step *s, char *why, size_t whylen)
 {
 	const struct extc_step_image *img = &s->image;
 	static struct extc_pool_fp_res r;	/* too large for slurmstepd's stack */
+	static char gpus[EXTC_POOL_GPU_TEXT_MAX];	/* likewise */
 	const char *values[EXTC_POOL_KEY_NVARS + 1];
 	char user_key[EXTC_WARM_KEY_MAX + 1], isa[40] = "", image_id[EXTC_POOL_IMAGE_ID_MAX + 8];
 	struct extc_pool_key_in in = { .values = values };
@@ -114,6 +116,12 @@ static int derive_key(spank_t sp, struct extc_step *s, char *why, size_t whylen)
 	if (extc_manifest_isa_fingerprint("/proc/cpuinfo", isa, sizeof(isa)) < 0)
 		isa[0] = '\0';
 	in.isa = isa;
+	/* the kernel's and the driver's files, read as root; never the user's */
+	if (extc_pool_gpu_archs("/proc", "/sys", gpus, sizeof(gpus)) < 0) {
+		extc_fmt(why, whylen, "the node's GPU architectures cannot be read (out of memory)");
+		return (-1);
+	}
+	in.gpus = gpus;
 	s->pool.from_user_key = in.user_key != NULL;
 	return (extc_pool_key(&in, s->pool.key, sizeof(s->pool.key)));
 }

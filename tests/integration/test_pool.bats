@@ -209,6 +209,58 @@ so_inode() { lab_node "$1" stat -c %i "$POOL/$ITEST_UID/$(itest_load key)/torch_
     for n in 1 2 3; do lab_node "n$n" umount "$LAB/work/venv-nodes" || fail "cannot unbind n$n's copy"; done
 }
 
+# The nodes a case gave a stand-in GPU (a tmpfs over /proc/driver in the
+# node's mount namespace): uncovered after the case, whether it passed or not.
+GPU_STANDIN_ON=()
+teardown() {
+    local n
+    for n in "${GPU_STANDIN_ON[@]}"; do lab_node "$n" umount /proc/driver || true; done
+}
+
+# gpu_standin NODE BUS MODEL: NVIDIA's /proc file of a GPU of MODEL at BUS on
+# NODE, as its driver writes it (this machine has no GPU: a stand-in the key
+# reads the same way); the first call on a node mounts the tmpfs it lives in
+gpu_standin() {
+    local dir=/proc/driver/nvidia/gpus/$2
+    if ! lab_node "$1" mountpoint -q /proc/driver; then
+        lab_node "$1" mount -t tmpfs -o size=64k,mode=0755 tmpfs /proc/driver ||
+            fail "$1: cannot mount a tmpfs over /proc/driver"
+        GPU_STANDIN_ON+=("$1")
+    fi
+    lab_node "$1" bash -c "mkdir -p '$dir' && printf 'Model: \t\t %s\nIRQ:   \t\t 42\nBus Location: \t %s\n' '$3' '$2' >'$dir/information'" ||
+        fail "$1: cannot write the stand-in GPU $2"
+}
+
+# gpu_step: one step of one environment on n1 and n2; sets KEY[n] to the key
+# each node's step held, from its verbose line in the node's log
+gpu_step() {
+    local n lines=()
+    for n in 1 2; do lines[n]=$(wc -l <"$(lab_log "n$n")"); done
+    lab_user env CFLAGS=-DEXTC_GPU_CASE srun -N2 -w n1,n2 --ntasks-per-node=1 --ext-cache=local true ||
+        fail "the step on n1 and n2 failed"
+    for n in 1 2; do
+        KEY[n]=$(tail -n +"$((lines[n] + 1))" "$(lab_log "n$n")" |
+            sed -n 's/.*node pool: key \([0-9a-f]\{32\}\) (derived from the environment).*/\1/p' | tail -n 1)
+        [ -n "${KEY[n]}" ] || fail "n$n logged no key: $(grep -a 'node pool' "$(lab_log "n$n")" | tail -n 3)"
+    done
+}
+
+@test "GPU architectures join the key: a stand-in GPU on n1 only gives n1 and n2 two keys; the same model on both (2 GPUs and 1) gives one" {
+    local KEY=() first
+    lab_wait_settled 120 >/dev/null
+    gpu_standin n1 0000:01:00.0 "NVIDIA A100-SXM4-80GB"
+    gpu_standin n1 0000:02:00.0 "NVIDIA A100-SXM4-80GB"
+    gpu_step
+    [ "${KEY[1]}" != "${KEY[2]}" ] || fail "n1 (a GPU) and n2 (none) share key ${KEY[1]}"
+    first=${KEY[1]}
+    lab_wait_settled 120 >/dev/null
+    gpu_standin n2 0000:41:00.0 "NVIDIA A100-SXM4-80GB"
+    gpu_step
+    assert_equal "${KEY[1]}" "$first"
+    assert_equal "${KEY[2]}" "${KEY[1]}"
+    lab_wait_settled 120 >/dev/null
+}
+
 @test "torch.compile: the next job hits Inductor's FX graph cache from the pool on every node (torch 2.0 and later)" {
     ver=$(lab_user "$PY" -c 'import torch; print(torch.__version__)')
     has=$(lab_user "$PY" -c 'import torch; print(int(hasattr(torch, "compile")))')

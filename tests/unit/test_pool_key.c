@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "fsfixture.h"
+#include "pool/pool_gpu.h"
 #include "pool/pool_level.h"
 #include "pool/pool_key.h"
 #include "pool/pool_child.h"
@@ -40,7 +41,7 @@ static void assert_key_differs(const struct extc_pool_key_in *in, const char *re
 
 static struct extc_pool_key_in base_in(void)
 {
-	struct extc_pool_key_in in = { NULL, values, "fp0", "x86_64", "isa0", NULL };
+	struct extc_pool_key_in in = { NULL, values, "fp0", "x86_64", "isa0", NULL, "" };
 
 	memset(values, 0, sizeof(values));
 	values[extc_pool_key_var_index("PATH")] = "/usr/bin:/bin";
@@ -71,14 +72,18 @@ static void test_the_keys_are_pinned(void **state)
 
 	(void)state;
 	key_of(&in, k);
-	assert_string_equal(k, "f47ede3d6d623b8918bbac3a3aff36c4");
+	assert_string_equal(k, "67e31958935432262e68486c390ff080");
 	in.user_key = "mykey";
 	key_of(&in, k);
-	assert_string_equal(k, "47db97c65cf04029a80a67cf6a1c6676");
+	assert_string_equal(k, "43b9176de8412d62d4b5f3a70777e9a6");
 	in.user_key = NULL;
 	in.container = "/img/a.sif";
 	key_of(&in, k);
-	assert_string_equal(k, "fda215d5eaa0e1e30665a8e15ad59b50");
+	assert_string_equal(k, "60344c5c0d60420e96a215c3636e4939");
+	in.container = NULL;
+	in.gpus = "nvidia:NVIDIA A100-SXM4-80GB;amd:90400";
+	key_of(&in, k);
+	assert_string_equal(k, "c36dc741049614bd6b3054fc35af3a19");
 }
 
 /* Each listed variable, changed or unset, and each other input, gives another key. */
@@ -100,8 +105,8 @@ static void test_every_input_changes_the_key(void **state)
 		values[i] = was;
 	}
 	{
-		/* the installation's fingerprint, the machine, the CPU, the image */
-		const char **others[] = { &in.install, &in.arch, &in.isa, &in.container };
+		/* the installation's fingerprint, the machine, the CPU, the image, the GPUs */
+		const char **others[] = { &in.install, &in.arch, &in.isa, &in.container, &in.gpus };
 
 		for (i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
 			const char *was = *others[i];
@@ -375,8 +380,9 @@ static void test_the_record_says_the_key_version(void **state)
 		{ "bytes=10\ninodes=1\n", true, false, 10 },	/* before versions */
 		{ "version=1\nbytes=10\ninodes=1\n", true, false, 10 },
 		{ "version=2\nbytes=10\ninodes=1\n", true, false, 10 },
-		{ "version=3\nbytes=10\ninodes=1\n", false, false, 10 },
-		{ "version=3\nunmeasurable: too deep\n", false, true, 0 },
+		{ "version=3\nbytes=10\ninodes=1\n", true, false, 10 },
+		{ "version=4\nbytes=10\ninodes=1\n", false, false, 10 },
+		{ "version=4\nunmeasurable: too deep\n", false, true, 0 },
 		{ "unmeasurable: too deep\n", true, true, 0 },
 	};
 	char dir[PATH_MAX], text[64];
@@ -384,7 +390,7 @@ static void test_the_record_says_the_key_version(void **state)
 	int dfd;
 
 	(void)state;
-	assert_int_equal(EXTC_POOL_KEY_VERSION, 3);	/* the cases above speak of version 3 */
+	assert_int_equal(EXTC_POOL_KEY_VERSION, 4);	/* the cases above speak of version 4 */
 	assert_int_equal(fsfx_tmpdir(dir, sizeof(dir)), 0);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);
@@ -407,6 +413,187 @@ static void test_the_record_says_the_key_version(void **state)
 	assert_int_equal(fsfx_rmtree(dir), 0);
 }
 
+/* ---- the node's GPU architectures, from a fake /proc and /sys ---- */
+
+#define A100 "NVIDIA A100-SXM4-80GB"
+#define NV_GPUS "proc/driver/nvidia/gpus"
+#define KFD_NODES "sys/class/kfd/kfd/topology/nodes"
+
+/* NVIDIA GPU number 'i' of model 'model', as its driver describes it in /proc. */
+static void put_nvidia(int i, const char *model)
+{
+	char rel[PATH_MAX], text[512];
+
+	snprintf(rel, sizeof(rel), NV_GPUS "/0000:%02x:00.0", i + 1);
+	make_dirs(rel);
+	snprintf(text, sizeof(text), "Model: \t\t %s\nIRQ:   \t\t 42\nGPU UUID: \t GPU-%d\n"
+		 "Bus Type: \t PCIe\nDevice Minor: \t %d\n", model, i, i);
+	strcat(rel, "/information");
+	put(rel, text, 0444);
+}
+
+/* kfd topology node 'i' of gfx_target_version 'target' (0: a CPU's node), as in /sys. */
+static void put_kfd(int i, unsigned target)
+{
+	char rel[PATH_MAX], text[512];
+
+	snprintf(rel, sizeof(rel), KFD_NODES "/%d", i);
+	make_dirs(rel);
+	snprintf(text, sizeof(text), "cpu_cores_count %u\nsimd_count %u\ngfx_target_version %u\n"
+		 "vendor_id %u\n", target == 0 ? 64 : 0, target == 0 ? 0 : 304, target,
+		 target == 0 ? 0 : 4098);
+	strcat(rel, "/properties");
+	put(rel, text, 0444);
+}
+
+/* The fake tree's GPU text, and how many architectures it names. */
+static int gpus_of(char *out)
+{
+	char proc[PATH_MAX], sys[PATH_MAX];
+
+	snprintf(proc, sizeof(proc), "%s/proc", top);
+	snprintf(sys, sizeof(sys), "%s/sys", top);
+	return (extc_pool_gpu_archs(proc, sys, out, EXTC_POOL_GPU_TEXT_MAX));
+}
+
+/* The key of base_in's environment on a node of GPUs 'gpus'. */
+static void key_with_gpus(const char *gpus, char *out)
+{
+	struct extc_pool_key_in in = base_in();
+
+	in.gpus = gpus;
+	key_of(&in, out);
+}
+
+/*
+ * Models, not counts: two A100 and eight A100 are one key; another model
+ * is another key, and a node of both models a third. Builds target the
+ * architecture, whichever and however many of the GPUs a step is given.
+ */
+static void test_gpu_models_not_counts_make_the_key(void **state)
+{
+	static char text[EXTC_POOL_GPU_TEXT_MAX];
+	char two[64], eight[64], h100[64], mixed[64];
+	int i;
+
+	(void)state;
+	assert_int_equal(fsfx_tmpdir(top, sizeof(top)), 0);
+	for (i = 0; i < 2; i++)
+		put_nvidia(i, A100);
+	assert_int_equal(gpus_of(text), 1);
+	assert_string_equal(text, "nvidia:" A100);
+	key_with_gpus(text, two);
+	for (i = 2; i < 8; i++)
+		put_nvidia(i, A100);
+	assert_int_equal(gpus_of(text), 1);
+	key_with_gpus(text, eight);
+	assert_string_equal(eight, two);
+	/* one of them another model: both named, sorted */
+	put_nvidia(7, "NVIDIA H100 80GB HBM3");
+	assert_int_equal(gpus_of(text), 2);
+	assert_string_equal(text, "nvidia:" A100 ";nvidia:NVIDIA H100 80GB HBM3");
+	key_with_gpus(text, mixed);
+	assert_string_not_equal(mixed, two);
+	/* only the other model */
+	for (i = 0; i < 7; i++)
+		put_nvidia(i, "NVIDIA H100 80GB HBM3");
+	assert_int_equal(gpus_of(text), 1);
+	key_with_gpus(text, h100);
+	assert_string_not_equal(h100, two);
+	assert_string_not_equal(h100, mixed);
+	assert_int_equal(fsfx_rmtree(top), 0);
+}
+
+/* AMD: each GPU's gfx target, a CPU's node (0) left out; with NVIDIA's after them. */
+static void test_gpu_amd_targets(void **state)
+{
+	static char text[EXTC_POOL_GPU_TEXT_MAX];
+	char none[64], k[64];
+
+	(void)state;
+	assert_int_equal(fsfx_tmpdir(top, sizeof(top)), 0);
+	put_kfd(0, 0);
+	assert_int_equal(gpus_of(text), 0);
+	assert_string_equal(text, "");
+	put_kfd(1, 90400);
+	put_kfd(2, 90400);
+	put_kfd(3, 90010);
+	put_kfd(4, 0);
+	assert_int_equal(gpus_of(text), 2);
+	assert_string_equal(text, "amd:90010;amd:90400");
+	key_with_gpus("", none);
+	key_with_gpus(text, k);
+	assert_string_not_equal(k, none);
+	put_nvidia(0, A100);
+	assert_int_equal(gpus_of(text), 3);
+	assert_string_equal(text, "nvidia:" A100 ";amd:90010;amd:90400");
+	assert_int_equal(fsfx_rmtree(top), 0);
+}
+
+/* No GPU: no driver's directory, or an empty one, is "" (the key of a GPU-less node). */
+static void test_gpu_none_is_empty(void **state)
+{
+	static char text[EXTC_POOL_GPU_TEXT_MAX];
+	char small[8] = "x";
+
+	(void)state;
+	assert_int_equal(fsfx_tmpdir(top, sizeof(top)), 0);
+	assert_int_equal(gpus_of(text), 0);
+	assert_string_equal(text, "");
+	make_dirs(NV_GPUS);
+	make_dirs(KFD_NODES);
+	assert_int_equal(gpus_of(text), 0);
+	assert_string_equal(text, "");
+	/* a buffer that could not hold every node's text is refused, and left "" */
+	assert_int_equal(extc_pool_gpu_archs("/proc", "/sys", small, sizeof(small)), -1);
+	assert_string_equal(small, "");
+	assert_int_equal(fsfx_rmtree(top), 0);
+}
+
+/*
+ * What is not the driver's plain file is ignored: a symbolic link to a
+ * file naming a model, a FIFO (never waited on), a directory, a file too
+ * large, a line of another form; the plain file beside them still counts.
+ */
+static void test_gpu_odd_files_are_ignored(void **state)
+{
+	static char text[EXTC_POOL_GPU_TEXT_MAX];
+	char path[PATH_MAX], target[PATH_MAX], *big;
+	size_t n = EXTC_POOL_GPU_FILE_MAX + 1;
+
+	(void)state;
+	assert_int_equal(fsfx_tmpdir(top, sizeof(top)), 0);
+	put_nvidia(0, A100);
+	put("elsewhere", "Model: \t\t NVIDIA Planted\n", 0644);
+	make_dirs(NV_GPUS "/0000:10:00.0");
+	snprintf(path, sizeof(path), "%s/" NV_GPUS "/0000:10:00.0/information", top);
+	snprintf(target, sizeof(target), "%s/elsewhere", top);
+	assert_int_equal(symlink(target, path), 0);
+	make_dirs(NV_GPUS "/0000:11:00.0");
+	snprintf(path, sizeof(path), "%s/" NV_GPUS "/0000:11:00.0/information", top);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	make_dirs(NV_GPUS "/0000:12:00.0/information");
+	make_dirs(NV_GPUS "/0000:13:00.0");
+	big = malloc(n + 64);
+	assert_non_null(big);
+	memset(big, 'x', n + 64);
+	memcpy(big, "Model: NVIDIA Large\n", 20);
+	big[n + 63] = '\0';
+	put(NV_GPUS "/0000:13:00.0/information", big, 0444);
+	free(big);
+	make_dirs(NV_GPUS "/0000:14:00.0");
+	put(NV_GPUS "/0000:14:00.0/information", "Model:\t\t \nModelName: NVIDIA Other\n", 0444);
+	make_dirs(NV_GPUS "/0000:15:00.0");
+	put(NV_GPUS "/0000:15:00.0/information", "Model: NVIDIA \x01Ctl\n", 0444);
+	make_dirs(KFD_NODES "/1");
+	put(KFD_NODES "/1/properties", "gfx_target_version 0x9040\n", 0444);
+	make_dirs(KFD_NODES "/2");
+	put(KFD_NODES "/2/properties", "gfx_target_versions 90400\n", 0444);
+	assert_int_equal(gpus_of(text), 1);
+	assert_string_equal(text, "nvidia:" A100);
+	assert_int_equal(fsfx_rmtree(top), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +608,10 @@ int main(void)
 		cmocka_unit_test(test_the_fingerprint_follows_the_installed_software),
 		cmocka_unit_test(test_the_fingerprint_is_the_same_for_a_copy_at_other_inodes),
 		cmocka_unit_test(test_an_image_is_known_by_its_content),
+		cmocka_unit_test(test_gpu_models_not_counts_make_the_key),
+		cmocka_unit_test(test_gpu_amd_targets),
+		cmocka_unit_test(test_gpu_none_is_empty),
+		cmocka_unit_test(test_gpu_odd_files_are_ignored),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
