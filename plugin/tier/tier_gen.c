@@ -13,6 +13,8 @@
 #include "base/fdio.h"
 #include "base/text.h"
 #include "fs/fs_ident.h"
+#include "pool/pool_key.h"
+#include "tier/tier_copy.h"
 #include "tier/tier_gen.h"
 #include "tier/tier_manifest.h"
 
@@ -142,4 +144,38 @@ void extc_tier_gen_mark_bad(int keyfd, const char *name)
 		close(fd);
 	if (gfd >= 0)
 		close(gfd);
+}
+
+int extc_tier_gen_open_key(int tierfd, const char *key, bool make, int *fd, char *why,
+			   size_t whylen)
+{
+	struct stat tier, sb;
+	int kfd;
+
+	*fd = -1;
+	if (!extc_pool_key_name_ok(key)) {
+		extc_fmt(why, whylen, "the key is not %d lowercase hex digits", EXTC_POOL_KEY_LEN);
+		return (-1);
+	}
+	if (make && mkdirat(tierfd, key, 0700) < 0 && errno != EEXIST) {
+		extc_fmt(why, whylen, "cannot make the key's directory on the tier: %s",
+			 extc_tier_copy_write_error(errno));
+		return (-1);
+	}
+	kfd = openat(tierfd, key, EXTC_DIR_OPEN_FLAGS);
+	if (kfd < 0 && errno == ENOENT && !make)
+		return (1);
+	if (kfd < 0) {
+		extc_fmt(why, whylen, "cannot open the key's directory on the tier: %s",
+			 strerror(errno));
+		return (-1);
+	}
+	if (fstat(tierfd, &tier) < 0 || fstat(kfd, &sb) < 0 || sb.st_dev != tier.st_dev) {
+		extc_fmt(why, whylen, "the key's directory on the tier is on another filesystem "
+			 "than the tier");
+		close(kfd);
+		return (-1);
+	}
+	*fd = kfd;
+	return (0);
 }

@@ -55,6 +55,15 @@ struct extc_tier_gen {
 int extc_tier_gen_list(int keyfd, struct extc_tier_gen *gens, size_t max, size_t *n, char *why,
 		       size_t whylen);
 
+/*
+ * Open the key directory 'key' (a pool key's name) below the tier 'tierfd':
+ * not a link, on the tier's filesystem. With 'make' it is made (mode 0700)
+ * when missing. 0 and '*fd'; 1 when it is missing (without 'make'); -1
+ * with 'why'.
+ */
+int extc_tier_gen_open_key(int tierfd, const char *key, bool make, int *fd, char *why,
+			   size_t whylen);
+
 /* Mark the generation 'name' bad (O_EXCL: the first mark stays); failure is ignored. */
 void extc_tier_gen_mark_bad(int keyfd, const char *name);
 
