@@ -175,14 +175,13 @@ static int path_cmp(const char *a, const char *b)
 /* After its predecessor, and below the last directory listed at its depth. */
 static bool in_place(struct extc_tier_entries *c, const struct extc_tier_entry *e)
 {
-	size_t plen;
-
 	if (c->entries > 0 && path_cmp(c->prev, e->path) >= 0)
 		return (false);
 	if (e->depth > c->ndirs)
 		return (false);
 	if (e->depth > 0) {
-		plen = c->dirlen[e->depth - 1];
+		size_t plen = c->dirlen[e->depth - 1];
+
 		if (strncmp(e->path, c->chain, plen) != 0 || e->path[plen] != '/')
 			return (false);
 	}
@@ -252,13 +251,14 @@ int extc_tier_entries_next(struct extc_tier_entries *c, struct extc_tier_entry *
 {
 	const char *nl = c->off < c->len ? memchr(c->text + c->off, '\n', c->len - c->off) : NULL;
 	struct line l = { c->text + c->off, nl };
-	char version[40];
 
 	c->line++;
 	if (nl == NULL)
 		return (bad(c, res, "missing or cut short (no end line)", why, whylen));
 	c->off = (size_t)(nl - c->text) + 1;
 	if (c->line == 1) {
+		char version[40];
+
 		snprintf(version, sizeof(version), "%s%d", VERSION_WORD, EXTC_TIER_MANIFEST_VERSION);
 		if ((size_t)(l.end - l.p) == strlen(version) && memcmp(l.p, version, strlen(version)) == 0)
 			return (extc_tier_entries_next(c, e, res, why, whylen));

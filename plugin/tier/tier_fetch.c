@@ -82,6 +82,23 @@ static int make_stage(struct fetch *f, char *why, size_t whylen)
 	return (fd);
 }
 
+/* One top-level entry of the stage into the key directory, unless it has one of the name. */
+static int move_one(struct fetch *f, int stagefd, const char *name, char *why, size_t whylen)
+{
+	struct stat sb;
+	bool isdir = fstatat(stagefd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode);
+
+	if (extc_fdio_rename_noreplace(stagefd, name, f->keyfd, name, isdir) == 0)
+		return (0);
+	if (errno == EEXIST || errno == ENOTEMPTY) {
+		f->r->present++;	/* the node has its own: it stays */
+		return (0);
+	}
+	extc_fmt(why, whylen, "cannot move the copy into the node's key directory: %s",
+		 strerror(errno));
+	return (-1);
+}
+
 /* The stage's top-level entries into the key directory, where it has none of the name. */
 static int move_in(struct fetch *f, int stagefd, char *why, size_t whylen)
 {
@@ -93,23 +110,9 @@ static int move_in(struct fetch *f, int stagefd, char *why, size_t whylen)
 		extc_fmt(why, whylen, "cannot read the stage: %s", strerror(errno));
 		return (-1);
 	}
-	while (rv == 0 && (de = readdir(d)) != NULL) {
-		struct stat sb;
-
-		if (extc_fdio_is_dot(de->d_name) ||
-		    fstatat(stagefd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (extc_fdio_rename_noreplace(stagefd, de->d_name, f->keyfd, de->d_name,
-					       S_ISDIR(sb.st_mode)) == 0)
-			continue;
-		if (errno == EEXIST || errno == ENOTEMPTY) {
-			f->r->present++;	/* the node has its own: it stays */
-			continue;
-		}
-		extc_fmt(why, whylen, "cannot move the copy into the node's key directory: %s",
-			 strerror(errno));
-		rv = -1;
-	}
+	while (rv == 0 && (de = readdir(d)) != NULL)
+		if (!extc_fdio_is_dot(de->d_name))
+			rv = move_one(f, stagefd, de->d_name, why, whylen);
 	closedir(d);
 	return (rv);
 }
@@ -166,7 +169,7 @@ static enum trial try_gen(struct fetch *f, const char *gen, char *why, size_t wh
 	req.genfd = openat(f->tierkeyfd, gen, EXTC_DIR_OPEN_FLAGS);
 	if (req.genfd < 0) {	/* pruned since it was listed */
 		extc_fmt(why, whylen, "cannot open it: %s", strerror(errno));
-		return (TRIAL_PASSED);
+		goto out;
 	}
 	mres = extc_tier_manifest_read(req.genfd, &text, &req.len, why, whylen);
 	if (mres == EXTC_TIER_MANIFEST_OK)
@@ -190,7 +193,8 @@ out:
 		close(req.dstfd);
 	}
 	free(text);
-	close(req.genfd);
+	if (req.genfd >= 0)
+		close(req.genfd);
 	return (t);
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "tier/tier_gen.h"
+#include "tier/tier_unpack.h"
 #include "warm/warm_opts.h"
 
 struct extc_tier_fetch_in {
@@ -16,8 +17,8 @@ struct extc_tier_fetch_in {
 	uint64_t max_bytes;		/* a generation of more is not taken; 0: no limit */
 	uint64_t deadline_ns;		/* CLOCK_MONOTONIC time to give up at; 0: none */
 	const struct extc_warm_opts *o;	/* unused for now: the manifest says what is copied */
-	void (*after_file)(void *ctx);	/* called after each file copied; tests slow a reader with
-					   it, NULL in production */
+	extc_tier_unpack_after_fn after_file;	/* called after each file copied; tests slow a
+						   reader with it, NULL in production */
 	void *ctx;
 };
 

@@ -60,7 +60,7 @@ bool extc_tier_gen_name_ok(const char *name, uint64_t *ns)
 }
 
 /* Newer first: the later publish, then the greater name. */
-static int newer_first(const void *pa, const void *pb)
+static int gen_newer_first(const void *pa, const void *pb)
 {
 	const struct extc_tier_gen *a = pa, *b = pb;
 
@@ -96,9 +96,9 @@ static size_t slot_for(const struct extc_tier_gen *gens, size_t max, size_t n,
 	if (n < max)
 		return (n);
 	for (i = 1; i < n; i++)
-		if (newer_first(&gens[i], &gens[oldest]) > 0)
+		if (gen_newer_first(&gens[i], &gens[oldest]) > 0)
 			oldest = i;
-	return (newer_first(g, &gens[oldest]) < 0 ? oldest : max);
+	return (gen_newer_first(g, &gens[oldest]) < 0 ? oldest : max);
 }
 
 int extc_tier_gen_list(int keyfd, struct extc_tier_gen *gens, size_t max, size_t *n, char *why,
@@ -130,7 +130,7 @@ int extc_tier_gen_list(int keyfd, struct extc_tier_gen *gens, size_t max, size_t
 		}
 	}
 	closedir(d);
-	qsort(gens, *n, sizeof(*gens), newer_first);
+	qsort(gens, *n, sizeof(*gens), gen_newer_first);
 	return (0);
 }
 

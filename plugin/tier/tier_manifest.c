@@ -46,7 +46,7 @@ static int grow(struct extc_tier_manifest_out *m, size_t more, char *why, size_t
 	return (0);
 }
 
-static int append(struct extc_tier_manifest_out *m, const char *s, size_t n, char *why,
+static int mf_append(struct extc_tier_manifest_out *m, const char *s, size_t n, char *why,
 		  size_t whylen)
 {
 	if (grow(m, n, why, whylen) < 0)
@@ -63,7 +63,7 @@ int extc_tier_manifest_out_init(struct extc_tier_manifest_out *m, char *why, siz
 
 	memset(m, 0, sizeof(*m));
 	snprintf(line, sizeof(line), "%s %d\n", VERSION_WORD, EXTC_TIER_MANIFEST_VERSION);
-	return (append(m, line, strlen(line), why, whylen));
+	return (mf_append(m, line, strlen(line), why, whylen));
 }
 
 int extc_tier_manifest_add(struct extc_tier_manifest_out *m, const struct extc_tier_entry *e,
@@ -83,7 +83,7 @@ int extc_tier_manifest_add(struct extc_tier_manifest_out *m, const struct extc_t
 		snprintf(head, sizeof(head), "f %04o %" PRIu64 " %lld.%09ld %016" PRIx64 " ",
 			 e->mode & 0777u, e->size, (long long)e->mtime.tv_sec,
 			 (long)e->mtime.tv_nsec, e->digest);
-	if (append(m, head, strlen(head), why, whylen) < 0)
+	if (mf_append(m, head, strlen(head), why, whylen) < 0)
 		return (-1);
 	for (p = (const unsigned char *)e->path; *p != '\0'; p++) {
 		if (*p == '/' || plain_byte(*p))
@@ -92,13 +92,13 @@ int extc_tier_manifest_add(struct extc_tier_manifest_out *m, const struct extc_t
 			snprintf(esc, sizeof(esc), "\\%c", *p == '\n' ? 'n' : '\\');
 		else
 			snprintf(esc, sizeof(esc), "\\x%02x", *p);
-		if (append(m, esc, strlen(esc), why, whylen) < 0)
+		if (mf_append(m, esc, strlen(esc), why, whylen) < 0)
 			return (-1);
 	}
 	m->entries++;
 	if (e->type == EXTC_TIER_ENTRY_FILE)
 		m->bytes += e->size;
-	return (append(m, "\n", 1, why, whylen));
+	return (mf_append(m, "\n", 1, why, whylen));
 }
 
 int extc_tier_manifest_write(int dirfd, struct extc_tier_manifest_out *m, char *why,
@@ -108,7 +108,7 @@ int extc_tier_manifest_write(int dirfd, struct extc_tier_manifest_out *m, char *
 	int fd, rv = -1;
 
 	snprintf(line, sizeof(line), "end %" PRIu64 " %" PRIu64 "\n", m->entries, m->bytes);
-	if (append(m, line, strlen(line), why, whylen) < 0) {
+	if (mf_append(m, line, strlen(line), why, whylen) < 0) {
 		errno = EFBIG;
 		return (-1);
 	}

@@ -27,7 +27,7 @@ static bool past_grace(uint64_t then_ns, uint64_t grace_ns, uint64_t now_ns)
 	return (now_ns > then_ns && now_ns - then_ns > grace_ns);
 }
 
-static void remove_entry(int keyfd, const char *name, uint64_t deadline_ns)
+static void prune_remove(int keyfd, const char *name, uint64_t deadline_ns)
 {
 	struct extc_rm_limits limits;
 	struct extc_rm_report rep;
@@ -55,7 +55,7 @@ void extc_tier_prune_sweep(int keyfd, uint64_t grace_ns, uint64_t now_ns, const 
 		    fstatat(keyfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
 			go = past_grace(ns_of(&sb.st_ctim), grace_ns, now_ns);
 		if (go)
-			remove_entry(keyfd, de->d_name, deadline_ns);
+			prune_remove(keyfd, de->d_name, deadline_ns);
 	}
 	if (d != NULL)
 		closedir(d);
@@ -70,7 +70,7 @@ static bool retire(int keyfd, const char *name, const char *tag, unsigned seq,
 	if (extc_fmt(trash, sizeof(trash), "%s%s.%u", EXTC_TIER_TRASH_PREFIX, tag, seq) < 0 ||
 	    extc_fdio_rename_noreplace(keyfd, name, keyfd, trash, true) < 0)
 		return (false);
-	remove_entry(keyfd, trash, deadline_ns);
+	prune_remove(keyfd, trash, deadline_ns);
 	return (true);
 }
 

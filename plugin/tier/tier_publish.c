@@ -33,7 +33,7 @@ struct pub {
 	struct extc_tier_entry e;	/* the entry at hand; e.path is its path */
 };
 
-static int walk_dir(struct pub *p, int sfd, int dfd, unsigned depth, bool inductor_level);
+static int publish_walk(struct pub *p, int sfd, int dfd, unsigned depth, bool inductor_level);
 
 bool extc_tier_publish_is_temporary(const char *name)
 {
@@ -52,7 +52,7 @@ static uint64_t realtime_ns(void)
 	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 }
 
-static int fail(struct pub *p, const char *what, int err)
+static int publish_fail(struct pub *p, const char *what, int err)
 {
 	char shown[160];
 
@@ -61,9 +61,12 @@ static int fail(struct pub *p, const char *what, int err)
 	return (-1);
 }
 
-static int cmp_names(const void *a, const void *b)
+/* For qsort over an array of names: bytewise, the manifest's order among siblings. */
+static int sibling_order(const void *pa, const void *pb)
 {
-	return (strcmp(*(char *const *)a, *(char *const *)b));
+	const char *const *a = pa, *const *b = pb;
+
+	return (strcmp(*a, *b));
 }
 
 static void free_names(char **names, size_t n)
@@ -102,7 +105,7 @@ static char **sorted_names(int dirfd, size_t *n)
 	if (names == NULL)
 		names = malloc(sizeof(*names));
 	if (names != NULL)
-		qsort(names, *n, sizeof(*names), cmp_names);
+		qsort(names, *n, sizeof(*names), sibling_order);
 	return (names);
 nomem:
 	closedir(d);
@@ -118,7 +121,7 @@ static void set_times(int fd, const struct stat *sb)
 	futimens(fd, ts);
 }
 
-static int copy_file(struct pub *p, int sfd, int dfd, const char *name)
+static int publish_file(struct pub *p, int sfd, int dfd, const char *name)
 {
 	struct extc_digest d;
 	struct stat sb;
@@ -127,9 +130,9 @@ static int copy_file(struct pub *p, int sfd, int dfd, const char *name)
 
 	in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (in < 0)
-		return (errno == ENOENT ? 0 : fail(p, "cannot open", errno));
+		return (errno == ENOENT ? 0 : publish_fail(p, "cannot open", errno));
 	if (fstat(in, &sb) < 0) {
-		fail(p, "cannot stat", errno);
+		publish_fail(p, "cannot stat", errno);
 		goto out;
 	}
 	if (!S_ISREG(sb.st_mode)) {	/* swapped for something else since it was looked at */
@@ -139,7 +142,7 @@ static int copy_file(struct pub *p, int sfd, int dfd, const char *name)
 	}
 	out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0) {
-		fail(p, "cannot create its copy on the tier", errno);
+		publish_fail(p, "cannot create its copy on the tier", errno);
 		goto out;
 	}
 	extc_digest_init(&d);
@@ -148,14 +151,14 @@ static int copy_file(struct pub *p, int sfd, int dfd, const char *name)
 	case EXTC_TIER_COPY_DONE:
 		break;
 	case EXTC_TIER_COPY_TIMEOUT:
-		fail(p, "out of time while copying", ETIMEDOUT);
+		publish_fail(p, "out of time while copying", ETIMEDOUT);
 		goto out;
 	case EXTC_TIER_COPY_READ_FAILED:
 	case EXTC_TIER_COPY_LONGER:
-		fail(p, "cannot read", errno);
+		publish_fail(p, "cannot read", errno);
 		goto out;
 	case EXTC_TIER_COPY_WRITE_FAILED:
-		fail(p, "cannot write its copy on the tier", errno);
+		publish_fail(p, "cannot write its copy on the tier", errno);
 		goto out;
 	}
 	/* on the tier its owner can always read it; the manifest keeps its mode */
@@ -164,7 +167,7 @@ static int copy_file(struct pub *p, int sfd, int dfd, const char *name)
 	rv = close(out);
 	out = -1;
 	if (rv < 0) {
-		fail(p, "cannot write its copy on the tier", errno);
+		publish_fail(p, "cannot write its copy on the tier", errno);
 		goto out;
 	}
 	p->e.type = EXTC_TIER_ENTRY_FILE;
@@ -184,7 +187,7 @@ out:
 	return (rv);
 }
 
-static int copy_dir(struct pub *p, int sfd, int dfd, const char *name, const struct stat *sb,
+static int publish_dir(struct pub *p, int sfd, int dfd, const char *name, const struct stat *sb,
 		    unsigned depth, bool inductor_level)
 {
 	int cs = -1, cd = -1, rv = -1;
@@ -203,15 +206,15 @@ static int copy_dir(struct pub *p, int sfd, int dfd, const char *name, const str
 		return (-1);
 	cs = openat(sfd, name, EXTC_DIR_OPEN_FLAGS);
 	if (cs < 0) {
-		fail(p, "cannot open", errno);
+		publish_fail(p, "cannot open", errno);
 		goto out;
 	}
 	if (mkdirat(dfd, name, 0700) < 0 || (cd = openat(dfd, name, EXTC_DIR_OPEN_FLAGS)) < 0) {
-		fail(p, "cannot make its copy on the tier", errno);
+		publish_fail(p, "cannot make its copy on the tier", errno);
 		goto out;
 	}
 	p->r->dirs++;
-	if (walk_dir(p, cs, cd, depth + 1, inductor_level) < 0)
+	if (publish_walk(p, cs, cd, depth + 1, inductor_level) < 0)
 		goto out;
 	/* after its contents, which change its mtime; always u+rwx on the tier */
 	fchmod(cd, (sb->st_mode & 0777) | 0700);
@@ -226,7 +229,7 @@ out:
 }
 
 /* One entry of a directory: copied, or left out and counted. */
-static int place(struct pub *p, int sfd, int dfd, const char *name, unsigned depth,
+static int publish_entry(struct pub *p, int sfd, int dfd, const char *name, unsigned depth,
 		 bool inductor_level)
 {
 	const char *ind = p->in->o != NULL ? p->in->o->inductor_subdir : NULL;
@@ -246,31 +249,31 @@ static int place(struct pub *p, int sfd, int dfd, const char *name, unsigned dep
 		return (-1);
 	}
 	if (fstatat(sfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-		rv = errno == ENOENT ? 0 : fail(p, "cannot stat", errno);
+		rv = errno == ENOENT ? 0 : publish_fail(p, "cannot stat", errno);
 	else if (S_ISDIR(sb.st_mode) && sb.st_dev == p->dev)
-		rv = copy_dir(p, sfd, dfd, name, &sb, depth,
+		rv = publish_dir(p, sfd, dfd, name, &sb, depth,
 			      depth == 0 && ind != NULL && strcmp(name, ind) == 0);
 	else if (S_ISREG(sb.st_mode))
-		rv = copy_file(p, sfd, dfd, name);
+		rv = publish_file(p, sfd, dfd, name);
 	else
 		p->r->skipped++;	/* a link, a device, a FIFO, a socket, another mount */
 	p->e.path[saved] = '\0';
 	return (rv);
 }
 
-static int walk_dir(struct pub *p, int sfd, int dfd, unsigned depth, bool inductor_level)
+static int publish_walk(struct pub *p, int sfd, int dfd, unsigned depth, bool inductor_level)
 {
 	size_t n, i;
 	char **names = sorted_names(sfd, &n);
 	int rv = 0;
 
 	if (names == NULL)
-		return (fail(p, "cannot read the directory", errno));
+		return (publish_fail(p, "cannot read the directory", errno));
 	for (i = 0; i < n && rv == 0; i++) {
 		if (extc_clock_past_deadline(p->in->deadline_ns))
-			rv = fail(p, "out of time", ETIMEDOUT);
+			rv = publish_fail(p, "out of time", ETIMEDOUT);
 		else
-			rv = place(p, sfd, dfd, names[i], depth, inductor_level);
+			rv = publish_entry(p, sfd, dfd, names[i], depth, inductor_level);
 	}
 	free_names(names, n);
 	return (rv);
@@ -282,18 +285,18 @@ static int stage_copy(struct pub *p, int srcfd, int stagefd)
 	struct stat sb;
 
 	if (fstat(srcfd, &sb) < 0)
-		return (fail(p, "cannot stat the key's directory", errno));
+		return (publish_fail(p, "cannot stat the key's directory", errno));
 	p->dev = sb.st_dev;
 	p->buf = malloc(EXTC_TIER_COPY_BUF);
 	if (p->buf == NULL || extc_tier_manifest_out_init(&p->mf, p->why, p->whylen) < 0)
-		return (fail(p, "cannot start", ENOMEM));
-	if (walk_dir(p, srcfd, stagefd, 0, false) < 0)
+		return (publish_fail(p, "cannot start", ENOMEM));
+	if (publish_walk(p, srcfd, stagefd, 0, false) < 0)
 		return (-1);
 	p->e.path[0] = '\0';
 	if (extc_tier_manifest_write(stagefd, &p->mf, p->why, p->whylen) < 0)
 		return (-1);
 	if (fsync(stagefd) < 0)
-		return (fail(p, "cannot write the stage on the tier", errno));
+		return (publish_fail(p, "cannot write the stage on the tier", errno));
 	return (0);
 }
 
@@ -324,20 +327,20 @@ enum extc_tier_publish_result extc_tier_publish(int srcfd, int tierfd,
 		goto out;
 	extc_tier_prune_sweep(keyfd, in->grace_ns, realtime_ns(), in->tag, in->deadline_ns);
 	if (mkdirat(keyfd, stage, 0700) < 0) {
-		fail(&p, "cannot make a stage on the tier", errno);
+		publish_fail(&p, "cannot make a stage on the tier", errno);
 		goto out;
 	}
 	staged = true;
 	stagefd = openat(keyfd, stage, EXTC_DIR_OPEN_FLAGS);
 	if (stagefd < 0) {
-		fail(&p, "cannot open its stage on the tier", errno);
+		publish_fail(&p, "cannot open its stage on the tier", errno);
 		goto out;
 	}
 	if (stage_copy(&p, srcfd, stagefd) < 0)
 		goto out;
 	if (extc_tier_gen_name(realtime_ns(), in->tag, r->gen, sizeof(r->gen)) < 0 ||
 	    extc_fdio_rename_noreplace(keyfd, stage, keyfd, r->gen, true) < 0) {
-		fail(&p, "cannot rename the stage to a generation", errno);
+		publish_fail(&p, "cannot rename the stage to a generation", errno);
 		r->gen[0] = '\0';
 		goto out;
 	}

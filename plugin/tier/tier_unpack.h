@@ -14,13 +14,16 @@ enum extc_tier_unpack_result {
 	EXTC_TIER_UNPACK_TIMEOUT,
 };
 
+/* Called after each file copied (tests hold a reader inside its copy with it). */
+typedef void (*extc_tier_unpack_after_fn)(void *ctx);
+
 struct extc_tier_unpack_req {
 	int genfd;			/* the generation */
 	int dstfd;			/* the empty directory its copy goes to */
 	const char *text;		/* its manifest, read and checked (tier_entries.h) */
 	size_t len;
 	uint64_t deadline_ns;		/* CLOCK_MONOTONIC; 0: none */
-	void (*after_file)(void *ctx);	/* may be NULL */
+	extc_tier_unpack_after_fn after_file;	/* may be NULL */
 	void *ctx;
 };
 

@@ -116,6 +116,13 @@ static void publish_ok(const char *tag, unsigned keep, uint64_t grace_ns,
 		fail_msg("publish: %s", why);
 }
 
+/* The tree of build_src("a"), published once: most cases start there. */
+static void first_generation(struct extc_tier_publish_res *pr)
+{
+	build_src("a");
+	publish_ok("node1.1", 2, HOUR_NS, pr);
+}
+
 static int keyfd_on_tier(void)
 {
 	int fd = openat(tierfd, KEY, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
@@ -197,8 +204,7 @@ static void test_round_trip_keeps_modes_mtimes_and_bytes(void **state)
 	int kfd;
 
 	(void)state;
-	build_src("a");
-	publish_ok("node1.1", 2, HOUR_NS, &pr);
+	first_generation(&pr);
 	assert_int_equal(pr.files, 4);
 	assert_int_equal(pr.dirs, 4);
 	assert_true(extc_tier_gen_name_ok(pr.gen, NULL));
@@ -334,8 +340,7 @@ static void test_a_stage_is_never_read(void **state)
 	int kfd;
 
 	(void)state;
-	build_src("a");
-	publish_ok("node1.1", 2, HOUR_NS, &pr);
+	first_generation(&pr);
 	kfd = keyfd_on_tier();
 	/* a publisher midway: a complete-looking copy, manifest and all, under its stage name */
 	assert_int_equal(renameat(kfd, pr.gen, kfd, ".ext-cache-stage.node9.9"), 0);
@@ -523,8 +528,7 @@ static void test_deadline_already_past_leaves_nothing(void **state)
 	char why[EXTC_WHY_MAX] = "";
 
 	(void)state;
-	build_src("a");
-	publish_ok("node1.1", 2, HOUR_NS, &pr);
+	first_generation(&pr);
 	pin.deadline_ns = 1;
 	assert_int_equal(extc_tier_publish(srcfd, tierfd, &pin, &pr, why, sizeof(why)),
 			 EXTC_TIER_PUBLISH_FAILED);
@@ -599,8 +603,7 @@ static void test_max_bytes_refuses_a_larger_generation(void **state)
 	int kfd;
 
 	(void)state;
-	build_src("a");
-	publish_ok("node1.1", 2, HOUR_NS, &pr);
+	first_generation(&pr);
 	in.max_bytes = pr.bytes - 1;
 	assert_int_equal(extc_tier_fetch(tierfd, dstfd, &in, &fr, why, sizeof(why)),
 			 EXTC_TIER_NONE_VALID);
@@ -622,8 +625,7 @@ static void test_an_entry_the_node_has_already_stays(void **state)
 	char why[EXTC_WHY_MAX] = "", text[64];
 
 	(void)state;
-	build_src("a");
-	publish_ok("node1.1", 2, HOUR_NS, &pr);
+	first_generation(&pr);
 	assert_int_equal(fsfx_mkdirs(&fx, "dst/triton"), 0);
 	put("dst/triton/mine", "the node's own", 0644, 1700000000, 0);
 	assert_int_equal(fetch(2, &fr, why), EXTC_TIER_FETCHED);
@@ -643,8 +645,7 @@ static void test_a_killed_fetchers_stage_is_removed_a_live_ones_stays(void **sta
 	int live;
 
 	(void)state;
-	build_src("a");
-	publish_ok("node1.1", 2, HOUR_NS, &pr);
+	first_generation(&pr);
 	assert_int_equal(mkdirat(dstfd, ".ext-cache-tier.node2.1", 0700), 0);
 	assert_int_equal(mkdirat(dstfd, ".ext-cache-tier.node2.2", 0700), 0);
 	live = openat(dstfd, ".ext-cache-tier.node2.2", O_RDONLY | O_DIRECTORY);
