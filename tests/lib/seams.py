@@ -35,7 +35,7 @@ import sys
 
 # Lowest first: a file of one layer may include headers of its own layer and
 # of the layers before it, never of a later one.
-LAYERS = ["base", "proc", "container", "fs", "warm", "pool", "spank"]
+LAYERS = ["base", "proc", "container", "fs", "warm", "pool", "tier", "spank"]
 SLURM_LAYER = "spank"
 C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else", "case",
               "_Alignof", "alignof", "_Static_assert", "__attribute__", "__typeof__",
