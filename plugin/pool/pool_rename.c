@@ -286,6 +286,51 @@ static bool put_back_whole(struct extc_warm_walk *w, int leaffd, const char *sub
 	return (whole);
 }
 
+/* How far a put-back looks into one entry for a file the step wrote. */
+#define FRESH_DEPTH 8
+#define FRESH_NAMES_MAX 4096
+
+/*
+ * Does the entry hold a file written at or after 'since' (a build the
+ * step made or remade, not one it took)? torch rewrites build.ninja at
+ * every load, with the same text when nothing is rebuilt (a rebuild writes
+ * its objects too), and makes and removes its lock: neither is looked at.
+ * Deeper than FRESH_DEPTH, or past 'budget' names, it counts as written.
+ */
+static bool holds_fresh(int parentfd, const char *name, const struct stat *sb,
+			const struct timespec *since, unsigned depth, unsigned *budget)
+{
+	struct dirent *de;
+	bool fresh = false;
+	DIR *d;
+	int fd;
+
+	if (S_ISREG(sb->st_mode))
+		return (at_or_after(&sb->st_mtim, since));
+	if (!S_ISDIR(sb->st_mode))
+		return (false);
+	if (depth == 0 || *budget == 0)
+		return (true);
+	fd = openat(parentfd, name, EXTC_DIR_OPEN_FLAGS);
+	d = fd >= 0 ? extc_fdio_opendir(fd) : NULL;
+	while (d != NULL && !fresh && (de = readdir(d)) != NULL) {
+		struct stat csb;
+
+		if (extc_fdio_is_dot(de->d_name) || strcmp(de->d_name, EXTC_WARM_LOCK_NAME) == 0 ||
+		    strcmp(de->d_name, "build.ninja") == 0)
+			continue;
+		if (--*budget == 0)
+			fresh = true;
+		else if (fstatat(fd, de->d_name, &csb, AT_SYMLINK_NOFOLLOW) == 0)
+			fresh = holds_fresh(fd, de->d_name, &csb, since, depth - 1, budget);
+	}
+	if (d != NULL)
+		closedir(d);
+	if (fd >= 0)
+		close(fd);
+	return (fresh || d == NULL);
+}
+
 /*
  * A Triton kernel moved entry by entry names where it goes before it
  * moves, in the leaf, and one whose group file is broken stays out. With a
@@ -293,14 +338,19 @@ static bool put_back_whole(struct extc_warm_walk *w, int leaffd, const char *sub
  */
 static void put_back_entry(struct extc_warm_walk *w, const struct extc_warm_entry *e)
 {
-	const struct timespec *changed_before = ((const struct put_back_ctx *)w->ctx)->changed_before;
+	const struct put_back_ctx *c = w->ctx;
 	char why[EXTC_WHY_MAX], shown[160];
 	enum extc_triton_result r = EXTC_TRITON_NO_GROUP;
+	unsigned budget = FRESH_NAMES_MAX;
 
-	if (changed_before != NULL && changed_since(e->sb, changed_before)) {
+	if (c->changed_before != NULL && changed_since(e->sb, c->changed_before)) {
 		w->rep->changed++;
 		return;
 	}
+	/* what the key did not have as the step took it: the site tier publishes only then */
+	if (c->taken_after != NULL &&
+	    holds_fresh(e->srcfd, e->name, e->sb, c->taken_after, FRESH_DEPTH, &budget))
+		w->rep->fresh++;
 	extc_escape(e->rel, 120, shown, sizeof(shown));
 	if (e->triton_final != NULL) {
 		int kfd = openat(e->srcfd, e->name, EXTC_DIR_OPEN_FLAGS);

@@ -21,6 +21,8 @@ struct extc_warm_walk_report {
 	uint64_t abandoned;	/* killed publishers' stages and drafts removed */
 	uint64_t changed;	/* left where they are: changed after the placer's limit */
 	uint64_t whole;		/* variables' directories placed whole, by one rename (w->whole) */
+	uint64_t fresh;		/* of the entries placed one by one, those holding a file written
+				   since the step took its builds (the node pool's put-back) */
 	struct extc_copy_stats copy;
 	char first_error[256];
 };

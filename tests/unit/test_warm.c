@@ -767,6 +767,39 @@ static void test_put_back_of_builds_only_loaded_is_whole(void **state)
 	assert_true(there("fr/key/torch_extensions/good/good.so"));
 }
 
+/*
+ * What the site tier publishes is known from the put-back: the entries it
+ * moved that hold a file written since the take. torch 1.13 rewrites each
+ * build's build.ninja at every load (the same text) and makes and removes
+ * its lock: such a build moves entry by entry but is not new. A build made
+ * in the step is.
+ */
+static void test_put_back_counts_only_what_the_step_wrote(void **state)
+{
+	struct extc_warm_walk_report rep;
+	struct extc_warm_opts o;
+	struct timespec t;
+
+	(void)state;
+	key_taken("fn/key", "fn/leaf", &o, &t);
+	assert_int_equal(unlinkat(fx.rootfd, "fn/leaf/torch_extensions/good/build.ninja", 0), 0);
+	put("fn/leaf/torch_extensions/good/build.ninja", "rule cxx\n");
+	put("fn/leaf/torch_extensions/good/lock", "");
+	assert_int_equal(unlinkat(fx.rootfd, "fn/leaf/torch_extensions/good/lock", 0), 0);
+	assert_int_equal(put_back_since("fn/leaf", "fn/key", &o, &t, &rep), 0);
+	assert_int_equal(rep.whole, 1);		/* Inductor's */
+	assert_int_equal(rep.published, 2);	/* good and the group, entry by entry */
+	assert_int_equal(rep.fresh, 0);
+	assert_true(there("fn/key/torch_extensions/good/good.so"));
+	/* the next step builds another extension: that one is new */
+	key_taken("fb/key", "fb/leaf", &o, &t);
+	assert_int_equal(mkdirs("fb/leaf/torch_extensions/made"), 0);
+	put("fb/leaf/torch_extensions/made/made.so", "ELF");
+	assert_int_equal(put_back_since("fb/leaf", "fb/key", &o, &t, &rep), 0);
+	assert_int_equal(rep.fresh, 1);
+	assert_true(there("fb/key/torch_extensions/made/made.so"));
+}
+
 /* Torch's level looked into: a build locked a level down in a group is enough to walk it. */
 static void test_put_back_sees_a_build_changed_in_a_group(void **state)
 {
@@ -1612,6 +1645,7 @@ int main(void)
 		cmocka_unit_test(test_put_back_moves_an_unchanged_directory_whole),
 		cmocka_unit_test(test_put_back_of_builds_only_loaded_is_whole),
 		cmocka_unit_test(test_put_back_of_a_changed_directory_keeps_the_rules),
+		cmocka_unit_test(test_put_back_counts_only_what_the_step_wrote),
 		cmocka_unit_test(test_put_back_sees_a_build_changed_in_a_group),
 		cmocka_unit_test(test_put_back_merges_into_a_directory_the_key_got_meanwhile),
 		cmocka_unit_test(test_a_copy_without_the_rewrite_misses),
