@@ -13,25 +13,13 @@
 # pool's levels and modes; bad arguments refused with the key named.
 
 load lib/itest
+load lib/torchop
 
-PY=/usr/bin/python3
-# shellcheck disable=SC2016 # an awk program: $i is awk's field
-KV='function kv(  i, k) { delete F; for (i = 2; i <= NF; i++) { k = index($i, "="); F[substr($i, 1, k - 1)] = substr($i, k + 1) } }'
 POOL=$ITEST_BASE/.pool
 
 setup_file() {
     itest_setup_file
-    lab_user "$PY" -c 'import torch.utils.cpp_extension' || fail "python3-torch is missing (scripts/install-deps.sh test)"
-    lab_user bash -c 'command -v ninja && command -v c++' >/dev/null || fail "ninja-build and g++ are missing"
-    rm -rf "$LAB/work/torch" "$LAB/work/bin"
-    cp -r "$ITEST_DIR/torch" "$LAB/work/torch" && chmod -R a+rX,go-w "$LAB/work/torch" && mkdir -p "$LAB/work/bin"
-    # torch writes $CXX into build.ninja: one path in every job, or ninja rebuilds for the command line
-    cat >"$LAB/work/bin/cxx" <<'SH'
-#!/bin/sh
-case " $* " in *" -o "*) echo "${SLURMD_NODENAME:-?} ${SLURM_JOB_ID:-?} $*" >>"$CXX_LOG" ;; esac
-exec c++ "$@"
-SH
-    chmod 0755 "$LAB/work/bin/cxx"
+    torchop_setup
     # a second environment with the same torch: a venv over the system's packages
     rm -rf "$LAB/work/venv"
     "$PY" -m venv --without-pip --system-site-packages "$LAB/work/venv" || fail "python3 -m venv failed"
@@ -46,20 +34,8 @@ SH
 
 teardown_file() { itest_teardown_file; }
 
-# run_ext NAME LOG [ENV=VALUE...] -- SRUN-ARGS...: extload.py NAME on the nodes,
-# as the user; compiles logged to $W/log/LOG. Sets OUT, RC, RES.
-run_ext() {
-    local name=$1 log=$2 envs=()
-    shift 2
-    while [ "$1" != -- ]; do envs+=("$1"); shift; done
-    shift
-    RC=0
-    OUT=$(lab_user env CXX="$LAB/work/bin/cxx" CXX_LOG="$W/log/$log" MAX_JOBS=1 EXTC_OP_LIGHT=1 "${envs[@]}" \
-        timeout -k 10 600 srun "$@" "$PY" "$LAB/work/torch/extload.py" "$name" 2>&1) || RC=$?
-    RES=$(grep '^RESULT ' <<<"$OUT" || true)
-}
-# per rank: node role compiled+linked ok
-ranks() { awk "$KV"' { kv(); print F["node"], F["role"], F["compiled"] + F["linked"], F["ok"] }' <<<"$RES" | sort; }
+run_ext() { torchop_run "$@"; }
+ranks() { torchop_ranks; }
 keys_on() { lab_node "$1" find "$POOL/$ITEST_UID" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null | sort; }
 n1_pool_empty() { [ -z "$(keys_on n1)" ]; }
 
