@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "base/config_tier.h"
 #include "base/config_vars.h"
 #include "base/text.h"
 #include "base/seed_path.h"
@@ -30,6 +31,8 @@ static void set_defaults(struct extc_config *cfg)
 	cfg->pool_ttl = EXTC_DEFAULT_POOL_TTL;
 	cfg->pool_max_keys = EXTC_DEFAULT_POOL_MAX_KEYS;
 	cfg->pool_max_inodes = EXTC_DEFAULT_POOL_MAX_INODES;
+	cfg->tier_timeout = EXTC_DEFAULT_TIER_TIMEOUT;
+	cfg->tier_keep = EXTC_DEFAULT_TIER_KEEP;
 }
 
 const struct extc_var *extc_config_find_var(const struct extc_config *cfg, const char *name)
@@ -315,6 +318,21 @@ static int parse_pool_max_inodes(struct extc_config *cfg, const char *value, cha
 				 why, whylen));
 }
 
+static int parse_tier(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	return (extc_config_tier_pattern(value, cfg->tier, why, whylen));
+}
+
+static int parse_tier_timeout(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	return (extc_config_tier_timeout(value, &cfg->tier_timeout, why, whylen));
+}
+
+static int parse_tier_keep(struct extc_config *cfg, const char *value, char *why, size_t whylen)
+{
+	return (extc_config_tier_keep(value, &cfg->tier_keep, why, whylen));
+}
+
 /* Every plugstack.conf key, in the order the help text lists them; a key's index is its "seen" bit. */
 static const struct config_key {
 	const char *name;
@@ -335,6 +353,9 @@ static const struct config_key {
 	{ "pool_ttl", parse_pool_ttl },
 	{ "pool_max_keys", parse_pool_max_keys },
 	{ "pool_max_inodes", parse_pool_max_inodes },
+	{ "tier", parse_tier },
+	{ "tier_timeout", parse_tier_timeout },
+	{ "tier_keep", parse_tier_keep },
 };
 #define CONFIG_KEY_COUNT (sizeof(config_keys) / sizeof(config_keys[0]))
 _Static_assert(CONFIG_KEY_COUNT <= 32, "a key's seen bit must fit in an unsigned");
@@ -456,6 +477,12 @@ int extc_config_parse(struct extc_config *cfg, int ac, char **av, char *why, siz
 		extc_fmt(why, whylen, "pool_max=%llu bytes: larger than pool_total_max=%llu bytes; "
 			 "one user's pool cannot be larger than the node's",
 			 (unsigned long long)cfg->pool_max, (unsigned long long)cfg->pool_total_max);
+		return (-1);
+	}
+	if (cfg->tier[0] != '\0' && !cfg->pool) {
+		/* the tier fills the node pool, and is filled from it */
+		extc_fmt(why, whylen, "tier=%s: needs pool=node (the site tier fills the node pool "
+			 "and is filled from it)", cfg->tier);
 		return (-1);
 	}
 	return (0);

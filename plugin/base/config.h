@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/config_tier.h"
 #include "base/mode.h"
 #include "base/vars.h"
 
@@ -52,6 +53,9 @@ struct extc_config {
 	uint32_t pool_ttl;		/* days */
 	uint32_t pool_max_keys;		/* keys per user per node */
 	uint32_t pool_max_inodes;	/* inodes (and names read to count them) per user per node */
+	char tier[EXTC_TIER_PATTERN_MAX + 1];	/* tier= pattern, "" when there is no site tier */
+	uint32_t tier_timeout;		/* seconds a step's tasks may spend reading the tier */
+	uint32_t tier_keep;		/* generations kept per key */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include "spank/option.h"
 #include "spank/slurmstepd.h"
 #include "spank/step.h"
+#include "spank/step_tier.h"
 #include "spank/step_end.h"
 #include "spank/step_env.h"
 #include "spank/step_start.h"
@@ -82,6 +83,15 @@ int extc_slurmstepd_task_init(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	extc_step_task_init(sp, &step);
+	return (0);
+}
+
+/* task_exit runs in slurmstepd once per task of the node as it ends: the site tier's publish asks how. */
+int extc_slurmstepd_task_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	extc_step_tier_task_exit(sp, &step);
 	return (0);
 }
 

@@ -10,6 +10,7 @@ int extc_slurmstepd_init_post_opt(spank_t sp, int ac, char **av);
 int extc_slurmstepd_user_init(spank_t sp, int ac, char **av);
 int extc_slurmstepd_task_init_privileged(spank_t sp, int ac, char **av);
 int extc_slurmstepd_task_init(spank_t sp, int ac, char **av);
+int extc_slurmstepd_task_exit(spank_t sp, int ac, char **av);
 int extc_slurmstepd_exit(spank_t sp, int ac, char **av);
 
 #endif /* EXTC_SLURMSTEPD_H_ */

@@ -34,8 +34,8 @@ void extc_step_reset(struct extc_step *s)
 	if (s->begun) {
 		if (s->hold_fd >= 0)
 			close(s->hold_fd);
-		if (s->turn_done != NULL)
-			munmap(s->turn_done, sizeof(int));
+		if (s->shared != NULL)
+			munmap(s->shared, sizeof(*s->shared));
 		extc_container_env_list_free(&s->exports.containers);
 		extc_pool_hold_release(&s->pool.hold);	/* the pool's hold goes with the step's */
 	}
@@ -51,10 +51,12 @@ void extc_step_fail_or_warn(struct extc_step *s)
 void extc_step_share_turn(struct extc_step *s)
 {
 	/* fd -1: what MAP_ANONYMOUS asks for (cppcheck checks mmap against a file) */
+	const int prot = PROT_READ | PROT_WRITE, flags = MAP_SHARED | MAP_ANONYMOUS;
+
 	// cppcheck-suppress invalidFunctionArg
-	s->turn_done = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (s->turn_done == MAP_FAILED)
-		s->turn_done = NULL;	/* no mapping, nothing to unmap */
+	s->shared = mmap(NULL, sizeof(*s->shared), prot, flags, -1, 0);
+	if (s->shared == MAP_FAILED)
+		s->shared = NULL;	/* no mapping, nothing to unmap */
 }
 
 const char *extc_step_job_env(spank_t sp, const char *name, char *buf, int len)

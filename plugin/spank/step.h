@@ -103,6 +103,28 @@ struct extc_step_child {
 	char why[EXTC_WHY_MAX];
 };
 
+/* The site tier (tier=): the user's tier, and what the step does with it (step_tier.c). */
+struct extc_step_tier {
+	char path[EXTC_WARM_PATH_MAX + 1];	/* tier= expanded for the user; "" without a tier */
+	bool fetch;		/* the key holds nothing: the tasks read the tier */
+	bool task_failed;	/* a task of the step on this node did not exit 0: no publish */
+	char generation[80];	/* the generation the tasks copied in, for the verbose line */
+	uint64_t fetched_files, fetched_bytes, fetched_ns;
+};
+
+/*
+ * The page the step's tasks share with slurmstepd (mapped in user_init,
+ * before the tasks are forked): the seeding turn, and whether the tier
+ * kept the turn waiting its whole bound (for exit's note, tier_mark.h),
+ * or filled the key from it (the put-back's time before any take).
+ */
+struct extc_step_shared {
+	int turn_done;
+	int tier_timed_out;
+	int tier_fetched;		/* the tasks filled the key from the tier, by then: */
+	struct timespec tier_fetched_at;	/* (coarse clock) a time before any take */
+};
+
 /* --ext-cache-verbose: is the line wanted, and what the directory started from. */
 struct extc_step_tell {
 	bool verbose;
@@ -133,7 +155,7 @@ struct extc_step {
 	struct extc_ident leaf_id;	/* the leaf as slurmstepd made it */
 	bool leaf_id_known;
 	int hold_fd;		/* the job level, locked shared while this step runs */
-	int *turn_done;		/* shared with the tasks: the first one's turn is done (step_task.c) */
+	struct extc_step_shared *shared;	/* with the tasks: the turn, the tier (step_task.c) */
 	char why[EXTC_WHY_MAX];
 	/* the node's name for manifests and stage names (extc_step_node) */
 	char manifest_node[EXTC_NODE_NAME_MAX + 1];
@@ -142,6 +164,7 @@ struct extc_step {
 	struct extc_step_exports exports;
 	struct extc_step_warm warm;
 	struct extc_step_pool pool;
+	struct extc_step_tier tier;
 	struct extc_step_child child;
 	struct extc_step_tell tell;
 };
@@ -162,7 +185,7 @@ void extc_step_reset(struct extc_step *s);
 void extc_step_fail_or_warn(struct extc_step *s);
 
 /*
- * The int the step's tasks share for the seeding turn (s->turn_done),
+ * The page the step's tasks share (s->shared): the seeding turn,
  * mapped in user_init: the tasks are forked after it and inherit the page.
  * Marking the turn done there, rather than with a file in the leaf, spares
  * every step an inode made and later removed, on the path of the task that

@@ -23,6 +23,7 @@
 #include "spank/log.h"
 #include "spank/step.h"
 #include "spank/step_end.h"
+#include "spank/step_tier.h"
 #include "spank/step_warm.h"
 #include "warm/warm_child.h"
 #include "warm/warm_data.h"
@@ -201,7 +202,7 @@ static bool put_back_pool(spank_t sp, struct extc_step *s)
 	child->arg.only_unchanged = false;
 	/* the hold came before any take: what went since and is unchanged goes back whole */
 	child->arg.since_take = true;
-	child->arg.taken_after = s->pool.hold.since.at;
+	extc_step_tier_taken_after(s, &child->arg.taken_after);
 	clock_gettime(CLOCK_REALTIME, &now);
 	extc_warm_sweep_stale_limit(EXTC_POOL_RETURN_TIMEOUT_S, &now, &child->arg.w.opts.stale_before);
 	ret = run_as_user(sp, s, extc_pool_child_put_back, EXTC_POOL_RETURN_TIMEOUT_S);
@@ -290,6 +291,9 @@ static void finish(void *varg)
 	if (extc_step_warm_publishes(s) && !still_ours(s))
 		return;		/* the key is let go as this process ends */
 	back = put_back_pool(arg->sp, s);
+	/* from the key as the step put it back, while the step still holds it against eviction */
+	if (back)
+		extc_step_tier_publish(arg->sp, s, &s->child.res.put_back.rep);
 	extc_pool_hold_release(&s->pool.hold);	/* the key may be evicted from here on */
 	if (!back) {
 		leave_to_epilog(s);	/* with its note: the epilog returns what is left */
@@ -362,6 +366,7 @@ void extc_step_end_finish(spank_t sp, struct extc_step *s)
 
 	if (!s->created)
 		return;
+	extc_step_tier_note(s);
 	if (!extc_step_warm_publishes(s) && !(local && s->pool.held)) {
 		if (local)
 			remove_leaf(s);

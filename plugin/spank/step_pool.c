@@ -22,6 +22,7 @@
 #include "spank/step.h"
 #include "spank/step_pool.h"
 #include "spank/step_tell.h"
+#include "spank/step_tier.h"
 #include "warm/manifest.h"
 #include "warm/warm_child.h"
 #include "warm/warm_data.h"
@@ -174,7 +175,8 @@ static void note_taken(struct extc_step *s)
 	char why[EXTC_WHY_MAX];
 	enum extc_pool_taken_result noted;
 
-	if (pool->hold.bytes == 0 || s->cfg.seed_max == 0)
+	/* an empty key may yet be filled from the site tier by the tasks */
+	if ((pool->hold.bytes == 0 && !s->tier.fetch) || s->cfg.seed_max == 0)
 		return;
 	noted = extc_pool_taken_note(&s->tree, &s->ids, s->choice.mode == EXTC_MODE_JOB, pool->key,
 				     s->warm_path, why, sizeof(why));
@@ -235,6 +237,7 @@ void extc_step_pool_open(spank_t sp, struct extc_step *s)
 	if (s->choice.mode == EXTC_MODE_JOB &&
 	    extc_pool_job_note(&s->tree, &s->ids, pool->key, s->warm_path, why, sizeof(why)) < 0)
 		extc_error("node pool: %s; this job's builds will not be pooled", why);
+	extc_step_tier_open(s);
 	note_taken(s);
 }
 
@@ -244,15 +247,23 @@ bool extc_step_pool_seeds(const struct extc_step *s, bool seed_named)
 
 	/* root's record says whether the key holds anything: no look at an empty one */
 	return (pool->held && pool->may_take && !seed_named && s->cfg.seed_max > 0 &&
-		pool->hold.bytes > 0);
+		(pool->hold.bytes > 0 || s->tier.fetch));
 }
 
 /* What the key's seed did, for the --ext-cache-verbose line. */
-static void report_seed(struct extc_step *s, const struct extc_warm_seed_res *r)
+static void report_seed(struct extc_step *s, const struct extc_warm_seed_res *r, bool from_tier)
 {
-	char key[16], where[64];
+	char key[16], where[160];
 
 	extc_warm_report_key(s->pool.key, key, sizeof(key));
+	if (from_tier && r->seed == EXTC_SEED_DONE && r->st.files > 0) {
+		/* copied from the tier into the node pool, then taken from it by rename */
+		extc_fmt(where, sizeof(where), "the site tier (generation %s, key %s)",
+			 s->tier.generation, key);
+		extc_warm_report_warm(extc_step_tell_report(s), where, s->tier.fetched_files,
+				      s->tier.fetched_bytes, s->tier.fetched_ns + r->ns);
+		return;
+	}
 	extc_fmt(where, sizeof(where), "the node pool (key %s)", key);
 	extc_warm_report_seeded(extc_step_tell_report(s), where, r);
 }
@@ -265,9 +276,16 @@ void extc_step_pool_seed(spank_t sp, struct extc_step *s, bool seed_named)
 	const char *leaf_path = s->warm_path;
 	struct extc_creds cr;
 	char size[64];
+	bool from_tier = false;
 
 	if (!extc_step_pool_seeds(s, seed_named))
 		return;
+	/* a miss: the tasks fill the key from the site tier first, or start cold */
+	if (pool->hold.bytes == 0) {
+		if (!extc_step_tier_fetch(sp, s))
+			return;
+		from_tier = true;
+	}
 	extc_step_child_arg(&child->arg.w, s, leaf_path, s->cfg.seed_timeout, pool->key);
 	child->arg.key_dir = pool->hold.dir;
 	/* the key's builds are renamed into the leaf, and put back at the end: no copy */
@@ -279,7 +297,7 @@ void extc_step_pool_seed(spank_t sp, struct extc_step *s, bool seed_named)
 	extc_warm_child_run_seed(&cr, s->cfg.seed_timeout, extc_pool_child_take, &child->arg,
 				 &child->res.seed);
 	extc_warm_data_size_text(r->st.bytes, size, sizeof(size));
-	report_seed(s, r);
+	report_seed(s, r, from_tier);
 	if (r->seed == EXTC_SEED_DONE)
 		extc_verbose("node pool: seeded %s from key %s: took %llu %s by rename (no "
 			     "copy) in %.3f s", leaf_path, pool->key, (unsigned long long)r->st.files,

@@ -178,7 +178,7 @@ static void seed_once(spank_t sp, struct extc_step *s, bool tell, bool seeds)
 	int fd;
 
 	/* the turn is over (its work done before it was marked): nothing to wait for */
-	if (s->turn_done != NULL && __atomic_load_n(s->turn_done, __ATOMIC_ACQUIRE) != 0)
+	if (s->shared != NULL && __atomic_load_n(&s->shared->turn_done, __ATOMIC_ACQUIRE) != 0)
 		return;
 	if (extc_fmt(mark, sizeof(mark), "%s%u", EXTC_SEEDED_MARK_PREFIX, s->ids.stepid) < 0)
 		return;
@@ -187,15 +187,15 @@ static void seed_once(spank_t sp, struct extc_step *s, bool tell, bool seeds)
 		return;
 	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
 		;
-	if (s->turn_done != NULL ? *s->turn_done == 0
+	if (s->shared != NULL ? s->shared->turn_done == 0
 				 : faccessat(fd, mark, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (seeds) {
 			extc_step_warm_seed(sp, s);
 			extc_step_pool_seed(sp, s, extc_step_warm_seeds(s));
 		}
 		write_container_envfile(sp, fd, s);
-		if (s->turn_done != NULL) {
-			__atomic_store_n(s->turn_done, 1, __ATOMIC_RELEASE);
+		if (s->shared != NULL) {
+			__atomic_store_n(&s->shared->turn_done, 1, __ATOMIC_RELEASE);
 		} else {
 			int markfd = openat(fd, mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 					    O_CLOEXEC, 0600);

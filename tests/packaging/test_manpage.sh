@@ -91,6 +91,9 @@ int main(int argc, char **argv)
 		printf("pool_ttl %u\n", cfg.pool_ttl);
 		printf("pool_max_keys %u\n", cfg.pool_max_keys);
 		printf("pool_max_inodes %llu\n", (unsigned long long)cfg.pool_max_inodes);
+		printf("tier %s\n", cfg.tier[0] ? cfg.tier : "none");
+		printf("tier_timeout %u\n", cfg.tier_timeout);
+		printf("tier_keep %u\n", cfg.tier_keep);
 		return (0);
 	}
 	if (argc == 2 && strcmp(argv[1], "builtins") == 0) {
@@ -141,7 +144,10 @@ t_check "the parser refuses an undocumented key" bash -c '! "$0" parse bogus=1 >
 
 declare -A sample=([base]=/var/tmp/ext-cache [vars]="TORCH_EXTENSIONS_DIR,TRITON_CACHE_DIR:triton"
     [seed]=/shared/jit-seeds/%U/%u [seed_max]="0 512K 2G 1T" [seed_timeout]="1 300 86400"
-    [publish_timeout]="1 300 86400")
+    [publish_timeout]="1 300 86400" [tier]=/shared/%U/.ext-cache-tier
+    [tier_timeout]="1 30 3600" [tier_keep]="1 3 64")
+# a key that is accepted only beside another (the site tier fills the node pool)
+declare -A beside=([tier]=pool=node)
 declare -A defaults=()
 while read -r k v; do defaults[$k]=$v; done < <(argcheck defaults)
 for k in $code_keys; do
@@ -155,7 +161,8 @@ for k in $code_keys; do
     fi
     bad=
     for v in $values; do
-        out=$(argcheck parse "$k=$v") || bad="$bad [$k=$v: $out]"
+        # shellcheck disable=SC2086 # no word or one
+        out=$(argcheck parse ${beside[$k]:-} "$k=$v") || bad="$bad [$k=$v: $out]"
     done
     t_eq "$k=: every value the manual shows ($values) is accepted" "" "$bad"
     if [[ $tag =~ ^$k=([a-z|]+)$ ]]; then

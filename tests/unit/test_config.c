@@ -99,6 +99,9 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.pool_max, 20ULL << 30);
 	assert_int_equal(cfg.pool_total_max, 100ULL << 30);
 	assert_int_equal(cfg.pool_ttl, 14);
+	assert_string_equal(cfg.tier, "");
+	assert_int_equal(cfg.tier_timeout, 30);
+	assert_int_equal(cfg.tier_keep, 3);
 	n = extc_vars_builtin(&builtin);
 	assert_int_equal(cfg.nvars, n);
 	for (i = 0; i < n; i++) {
@@ -371,6 +374,35 @@ static void test_pool_arguments(void **state)
 	assert_contains(why, "larger than pool_total_max=107374182400 bytes");
 }
 
+static void test_tier_arguments(void **state)
+{
+	const char *args[] = { "pool=node", "tier=/shared/%U/.ext-cache-tier", "tier_timeout=45",
+			       "tier_keep=5", NULL };
+	const char *alone[] = { "tier=/shared/%u/t", NULL };
+	const char *with_off[] = { "tier=/shared/%u/t", "pool=off", NULL };
+	struct extc_config cfg;
+	char why[512];
+
+	(void)state;
+	assert_int_equal(parse_list(&cfg, why, sizeof(why), args), 0);
+	assert_string_equal(cfg.tier, "/shared/%U/.ext-cache-tier");
+	assert_int_equal(cfg.tier_timeout, 45);
+	assert_int_equal(cfg.tier_keep, 5);
+	expect_refused("tier=shared/%u", "must be an absolute path");
+	expect_refused("tier=/shared/%x", "only %u (uid), %U (user name) and %% may follow a %");
+	expect_refused("tier_timeout=0", "seconds from 1 to 3600");
+	expect_refused("tier_timeout=3601", "seconds from 1 to 3600");
+	expect_refused("tier_timeout=30s", "seconds from 1 to 3600");
+	expect_refused("tier_keep=0", "generations from 1 to 64");
+	expect_refused("tier_keep=65", "generations from 1 to 64");
+	/* the tier fills the node pool and is filled from it: without the pool it is refused */
+	assert_int_equal(parse_list(&cfg, why, sizeof(why), alone), -1);
+	assert_string_equal(why, "tier=/shared/%u/t: needs pool=node (the site tier fills the node "
+			    "pool and is filled from it)");
+	assert_int_equal(parse_list(&cfg, why, sizeof(why), with_off), -1);
+	assert_contains(why, "needs pool=node");
+}
+
 static void test_default_every_mode(void **state)
 {
 	static const struct {
@@ -542,6 +574,9 @@ static void test_duplicate_keys(void **state)
 		{ "publish_timeout=1", "publish_timeout=2" },
 		{ "pool=node", "pool=off" },
 		{ "pool_ttl=7", "pool_ttl=7" },
+		{ "tier=/a/%u", "tier=/b/%u" },
+		{ "tier_timeout=5", "tier_timeout=6" },
+		{ "tier_keep=2", "tier_keep=2" },
 	};
 	size_t i;
 
@@ -1054,6 +1089,7 @@ int main(void)
 		cmocka_unit_test(test_vars_with_subdirs),
 		cmocka_unit_test(test_vars_make_dir),
 		cmocka_unit_test(test_vars_default_subdir_is_lowercased_name),
+		cmocka_unit_test(test_tier_arguments),
 		cmocka_unit_test(test_vars_admin_may_choose_non_default_caches),
 		cmocka_unit_test(test_vars_bad_names),
 		cmocka_unit_test(test_vars_reserved_names),
