@@ -36,6 +36,7 @@ REL_SRC=$(cd "$REL_DIR/../.." && pwd)
 REL_SUITES="integration/test_core integration/test_lifecycle integration/test_warm
     integration/test_torch integration/test_inductor integration/test_init_failure integration/test_pool
     integration/test_stall integration/test_pool_abuse:^case.85 integration/test_container_key
+    integration/test_tier:^(a.2-node|a.job.on.n3|a.generation.with|a.tier.open|a.step.whose)
     packaging/test_deb packaging/test_rpm"
 
 suite=${1:-}
