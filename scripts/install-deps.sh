@@ -3,7 +3,8 @@
 # Install, from Debian 12's repositories, what building and testing spank-ext-cache needs.
 #   scripts/install-deps.sh build    compiler, autotools, Slurm headers, cmocka
 #   scripts/install-deps.sh test     build + Slurm daemons, munge, PyTorch, numba, clang, valgrind,
-#                                    the root tier's filesystems and FUSE, Charliecloud's ch-run
+#                                    the root tier's filesystems, FUSE and bindfs (a site tier root
+#                                    cannot read, test_tier_fail), Charliecloud's ch-run
 #                                    and rootless Podman (with runc and uidmap) for
 #                                    test_container_user, busybox-static for the container
 #                                    suites' images, and the linters of
@@ -16,7 +17,7 @@ what=${1:-test}
 build_pkgs=(build-essential autoconf automake libtool pkg-config libslurm-dev libcmocka-dev)
 test_pkgs=("${build_pkgs[@]}" slurmctld slurmd slurm-client munge util-linux procps psmisc
     python3 python3-dev python3-torch python3-setuptools libtorch-dev pybind11-dev python3-numba ninja-build g++
-    clang libclang-rt-14-dev valgrind e2fsprogs xfsprogs btrfs-progs fuse3
+    clang libclang-rt-14-dev valgrind e2fsprogs xfsprogs btrfs-progs fuse3 bindfs
     charliecloud-runtime runc podman uidmap
     python3-venv groff-base man-db shellcheck cppcheck bats bats-support bats-assert busybox-static)
 

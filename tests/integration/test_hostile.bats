@@ -29,6 +29,7 @@
 # warning about changes lost in a subshell does not apply.
 # shellcheck disable=SC2030,SC2031
 load lib/itest
+load lib/fuse
 
 # An epilog still running after PrologEpilogTimeout is killed and its node
 # drained (22.05: "epilog: timeout after 20000 ms", then "epilog error on
@@ -40,93 +41,8 @@ B=$ITEST_BASE
 # n1's base as the host sees it: the mounts exist only in n1's mount
 # namespace, so nothing looked at through this path can wait on them
 NB=$LAB/nodes/n1/vartmp${B#/var/tmp}
-HANG=$LAB/lib/fuse_hang
-# fuse_hang.c's fsname and subtype, as n1's mountinfo shows them
-HANG_FS=" - fuse.extchang extc-hang "
-# FUSE for users: user_allow_other and /dev/fuse 0666, undone at the end
-# (what was changed is recorded in $BATS_FILE_TMPDIR)
-FUSE_CONF=/etc/fuse.conf
-FUSE_MARK="# added by spank-ext-cache's test_hostile.bats, removed at its end"
-
-fuse_allow_users() {
-    local mode
-    if ! grep -qE '^[[:space:]]*user_allow_other[[:space:]]*$' "$FUSE_CONF" 2>/dev/null; then
-        [ -e "$FUSE_CONF" ] || echo 1 >"$BATS_FILE_TMPDIR/fuse_conf_created"
-        printf '%s\nuser_allow_other\n' "$FUSE_MARK" >>"$FUSE_CONF" || return 1
-        echo 1 >"$BATS_FILE_TMPDIR/fuse_conf_added"
-    fi
-    mode=$(stat -c %a /dev/fuse) || return 1
-    if [ "$mode" != 666 ]; then
-        echo "$mode" >"$BATS_FILE_TMPDIR/fuse_dev_mode"
-        chmod 0666 /dev/fuse || return 1
-    fi
-}
-
-# Take out exactly what fuse_allow_users added (other tests on this machine
-# may change the file meanwhile: a snapshot put back could undo theirs).
-fuse_restore() {
-    local kept fuse_dev_mode
-    if [ -f "$BATS_FILE_TMPDIR/fuse_conf_added" ] && [ -f "$FUSE_CONF" ]; then
-        kept=$(awk -v m="$FUSE_MARK" '
-            skip && $0 == "user_allow_other" { skip = 0; next }
-            { skip = 0 }
-            $0 == m { skip = 1; next }
-            { print }' "$FUSE_CONF")
-        if [ -f "$BATS_FILE_TMPDIR/fuse_conf_created" ] && [ -z "$kept" ]; then
-            rm -f -- "$FUSE_CONF"
-        else
-            printf '%s\n' "$kept" >"$FUSE_CONF"
-        fi
-    fi
-    rm -f "$BATS_FILE_TMPDIR/fuse_conf_added" "$BATS_FILE_TMPDIR/fuse_conf_created"
-    fuse_dev_mode=$(cat "$BATS_FILE_TMPDIR/fuse_dev_mode" 2>/dev/null) || true
-    [ -z "$fuse_dev_mode" ] || chmod "$fuse_dev_mode" /dev/fuse
-    rm -f "$BATS_FILE_TMPDIR/fuse_dev_mode"
-    return 0
-}
 
 # ---- helpers ------------------------------------------------------------------
-
-# hang_mounts: mount points of fuse_hang's filesystems in n1's namespace
-# (read from mountinfo: nothing is asked of the filesystems themselves)
-hang_mounts() {
-    lab_node n1 cat /proc/self/mountinfo 2>/dev/null | grep -F -- "$HANG_FS" | awk '{print $5}'
-}
-
-# hang_pids: the fuse_hang daemons the hostile job recorded that still run
-hang_pids() {
-    local f pid
-    for f in "$LAB"/work/*.pid.*; do
-        [ -f "$f" ] || continue
-        pid=$(cat "$f")
-        [[ $pid =~ ^[0-9]+$ ]] || continue
-        [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$HANG" ] && echo "$pid"
-    done
-    return 0
-}
-
-# hang_cleanup: kill the daemons (the kernel then fails every request in
-# flight, which frees whatever waited on them), then detach what is still
-# mounted, in rounds: a mount below another is reached once the upper one
-# is gone. umount -c: no canonicalisation, which would stat the mount point.
-hang_cleanup() {
-    local pid m deadline round
-    for pid in $(hang_pids); do
-        kill -KILL "$pid" 2>/dev/null || true
-    done
-    deadline=$((SECONDS + 10))
-    while [ -n "$(hang_pids)" ] && [ "$SECONDS" -lt "$deadline" ]; do
-        sleep 0.1
-    done
-    for round in 1 2 3 4; do
-        [ -n "$(hang_mounts)" ] || break
-        for m in $(hang_mounts | tac); do
-            lab_node n1 umount -c -l "$m" 2>/dev/null || true
-        done
-        [ "$round" -lt 4 ] || lab_node n1 cat /proc/self/mountinfo | grep -F -- "$HANG_FS" >&2 || true
-    done
-    return 0
-}
 
 hostile_exit() {
     hang_cleanup >/dev/null 2>&1
@@ -244,16 +160,11 @@ no_hang_daemon() { [ -z "$(hang_pids)" ]; }
 base_settled() { [ -z "$(trash_entries)$(find "$NB" -mindepth 1 -maxdepth 1 ! -name .trash 2>/dev/null)" ]; }
 
 setup_file() {
-    command -v fusermount3 >/dev/null 2>&1 ||
-        fail "no fusermount3 in PATH: apt-get install fuse3 (scripts/install-deps.sh)"
     # shellcheck disable=SC2034  # read by lab_start (lib/cluster.sh)
     LAB_SLURM_CONF_EXTRA=$'SlurmdDebug=verbose\nPrologEpilogTimeout=20'
     itest_setup_file
     fuse_allow_users || fail "cannot set user_allow_other in $FUSE_CONF or make /dev/fuse 0666"
-    gcc -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I "$ITEST_TOP/tests/adversarial" -o "$HANG" \
-        "$ITEST_DIR/plugins/fuse_hang.c" "$ITEST_TOP/tests/adversarial/fusesrv.c" ||
-        fail "fuse_hang.c does not build (with tests/adversarial/fusesrv.c)"
-    chmod 0755 "$HANG"
+    fuse_hang_build
     itest_cluster "base=$B"
     # $1 fuse_hang, $2 the work dir. Mounts never-answering FUSE filesystems as
     # its user: inside its leaf, on a local step's leaf (then the step ends),

@@ -9,8 +9,9 @@
 # environment, copies it into its node pool and compiles nothing; a
 # generation with a truncated file is marked and the older one is used; a
 # tier open to the user's group is not used, and the user is told why; a
-# step whose task fails publishes nothing; a tier that never answers (a
-# FUSE stand-in) costs one step tier_timeout= and no more.
+# step whose task fails publishes nothing. A tier whose filesystem
+# misbehaves (a link, full, never answering, closed to root) and two nodes
+# publishing at once: test_tier_fail.bats.
 
 load lib/itest
 load lib/torchop
