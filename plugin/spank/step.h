@@ -108,6 +108,7 @@ struct extc_step_tier {
 	char path[EXTC_WARM_PATH_MAX + 1];	/* tier= expanded for the user; "" without a tier */
 	bool fetch;		/* the key holds nothing: the tasks read the tier */
 	bool task_failed;	/* a task of the step on this node did not exit 0: no publish */
+	bool told_cold;		/* the user's line says why the tier gave nothing: a take of nothing keeps it */
 	char generation[80];	/* the generation the tasks copied in, for the verbose line */
 	uint64_t fetched_files, fetched_bytes, fetched_ns;
 };

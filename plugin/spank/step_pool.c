@@ -256,6 +256,9 @@ static void report_seed(struct extc_step *s, const struct extc_warm_seed_res *r,
 	char key[16], where[160];
 
 	extc_warm_report_key(s->pool.key, key, sizeof(key));
+	/* a take of nothing says less than why the tier gave nothing */
+	if (s->tier.told_cold && r->seed == EXTC_SEED_DONE && r->st.files == 0)
+		return;
 	if (from_tier && r->seed == EXTC_SEED_DONE && r->st.files > 0) {
 		/* copied from the tier into the node pool, then taken from it by rename */
 		extc_fmt(where, sizeof(where), "the site tier (generation %s, key %s)",
@@ -280,11 +283,13 @@ void extc_step_pool_seed(spank_t sp, struct extc_step *s, bool seed_named)
 
 	if (!extc_step_pool_seeds(s, seed_named))
 		return;
-	/* a miss: the tasks fill the key from the site tier first, or start cold */
-	if (pool->hold.bytes == 0) {
-		if (!extc_step_tier_fetch(sp, s))
+	/* a key that may hold nothing: the tasks fill it from the site tier first */
+	if (s->tier.fetch) {
+		enum extc_step_tier_fetch_result fetched = extc_step_tier_fetch(sp, s);
+
+		if (fetched == EXTC_STEP_TIER_COLD && pool->hold.bytes == 0)
 			return;
-		from_tier = true;
+		from_tier = fetched == EXTC_STEP_TIER_FETCHED;
 	}
 	extc_step_child_arg(&child->arg.w, s, leaf_path, s->cfg.seed_timeout, pool->key);
 	child->arg.key_dir = pool->hold.dir;

@@ -43,6 +43,19 @@ static int64_t now_s(void)
 	return ((int64_t)now.tv_sec);
 }
 
+/*
+ * Root's record of the key says it may hold nothing but directories: no
+ * bytes, or no more inodes than the key and its cache directories (a step
+ * that built nothing puts its empty directories back). The user's child
+ * looks for a file before it reads the tier.
+ */
+static bool looks_empty(const struct extc_step *s)
+{
+	const struct extc_pool_hold *h = &s->pool.hold;
+
+	return (h->bytes == 0 || !h->counted || h->inodes <= 1 + 2 * (uint64_t)s->cfg.nvars);
+}
+
 void extc_step_tier_open(struct extc_step *s)
 {
 	const struct extc_config *cfg = &s->cfg;
@@ -61,13 +74,14 @@ void extc_step_tier_open(struct extc_step *s)
 		t->path[0] = '\0';
 		return;
 	}
-	if (s->pool.hold.bytes > 0 || cfg->seed_max == 0)
+	if (!looks_empty(s) || cfg->seed_max == 0)
 		return;
 	if (extc_tier_mark_recent(&s->tree, s->ids.uid, now_s())) {
 		extc_verbose("site tier: it did not answer on this node less than %d s ago: not read",
 			     EXTC_TIER_UNREACHABLE_S);
 		extc_warm_report_cold(extc_step_tell_report(s), "the site tier did not answer on this "
 				      "node less than %d s ago: not read", EXTC_TIER_UNREACHABLE_S);
+		t->told_cold = true;
 		return;
 	}
 	t->fetch = true;
@@ -94,6 +108,7 @@ static void tell_cold(struct extc_step *s, const struct extc_tier_child_res *r, 
 	struct extc_warm_report *rep = extc_step_tell_report(s);
 	char key[16];
 
+	s->tier.told_cold = true;
 	extc_warm_report_key(s->pool.key, key, sizeof(key));
 	if (timed_out) {
 		extc_info("site tier: no answer within tier_timeout=%u s: the step starts cold, and "
@@ -143,7 +158,7 @@ void extc_step_tier_taken_after(const struct extc_step *s, struct timespec *at)
 		*at = s->shared->tier_fetched_at;
 }
 
-bool extc_step_tier_fetch(spank_t sp, struct extc_step *s)
+enum extc_step_tier_fetch_result extc_step_tier_fetch(spank_t sp, struct extc_step *s)
 {
 	static struct extc_tier_child_arg a;
 	static struct extc_tier_child_res r;
@@ -155,7 +170,7 @@ bool extc_step_tier_fetch(spank_t sp, struct extc_step *s)
 	bool timed_out;
 
 	if (!s->tier.fetch || s->tier.path[0] == '\0')
-		return (false);
+		return (EXTC_STEP_TIER_COLD);
 	child_arg(&a, s, timeout_s);
 	memset(&r, 0, sizeof(r));
 	extc_step_creds(sp, s, &cr);
@@ -167,11 +182,13 @@ bool extc_step_tier_fetch(spank_t sp, struct extc_step *s)
 		    (ret != EXTC_AS_USER_FAILED && r.fetch == EXTC_TIER_FETCH_TIMEOUT);
 	if (timed_out && s->shared != NULL)
 		__atomic_store_n(&s->shared->tier_timed_out, 1, __ATOMIC_RELEASE);
+	if (ret != EXTC_AS_USER_FAILED && r.key_holds_builds)
+		return (EXTC_STEP_TIER_KEY_HELD);
 	if (ret == EXTC_AS_USER_FAILED || r.fetch != EXTC_TIER_FETCHED) {
 		if (ret == EXTC_AS_USER_FAILED)
 			r.path = EXTC_TIER_PATH_OK;
 		tell_cold(s, &r, timed_out, why);
-		return (false);
+		return (EXTC_STEP_TIER_COLD);
 	}
 	if (s->shared != NULL) {
 		after_now(&s->shared->tier_fetched_at);
@@ -185,7 +202,7 @@ bool extc_step_tier_fetch(spank_t sp, struct extc_step *s)
 	s->tier.fetched_bytes = r.fetched.bytes;
 	s->tier.fetched_ns = r.fetched.ns;
 	extc_fmt(s->tier.generation, sizeof(s->tier.generation), "%s", r.fetched.gen);
-	return (true);
+	return (EXTC_STEP_TIER_FETCHED);
 }
 
 void extc_step_tier_task_exit(spank_t sp, struct extc_step *s)
@@ -222,6 +239,7 @@ void extc_step_tier_publish(spank_t sp, struct extc_step *s, const struct extc_w
 	char why[EXTC_WHY_MAX] = "", size[64];
 	struct extc_creds cr;
 	enum extc_as_user_result ret;
+	uint64_t t0;
 
 	if (s->tier.path[0] == '\0' || !s->pool.held)
 		return;
@@ -237,14 +255,26 @@ void extc_step_tier_publish(spank_t sp, struct extc_step *s, const struct extc_w
 		extc_verbose("site tier: the step put back nothing it did not take: nothing published");
 		return;
 	}
+	/* a tier that just kept a step waiting would keep this child too, for publish_timeout= */
+	if (extc_tier_mark_recent(&s->tree, s->ids.uid, now_s())) {
+		extc_info("site tier: it did not answer on this node less than %d s ago: key %s not "
+			  "published", EXTC_TIER_UNREACHABLE_S, s->pool.key);
+		return;
+	}
 	child_arg(&a, s, s->cfg.publish_timeout);
 	memset(&r, 0, sizeof(r));
 	extc_step_creds(sp, s, &cr);
+	t0 = extc_clock_monotonic_ns();
 	ret = extc_as_user(&cr, (uint64_t)s->cfg.publish_timeout * 1000, extc_tier_child_publish, &a,
 			   &r, sizeof(r), why, sizeof(why));
 	if (ret != EXTC_AS_USER_DONE) {
 		extc_info("site tier: key %s not published: %s", s->pool.key,
 			  ret == EXTC_AS_USER_FAILED ? why : r.why);
+		/* killed at the bound: the next steps on this node neither read nor publish for a while */
+		if (ret == EXTC_AS_USER_FAILED &&
+		    extc_clock_monotonic_ns() - t0 >= (uint64_t)s->cfg.publish_timeout * 900000000ULL &&
+		    extc_tier_mark_unreachable(&s->tree, s->ids.uid, now_s(), why, sizeof(why)) < 0)
+			extc_info("site tier: cannot note that it did not answer: %s", why);
 		return;
 	}
 	extc_warm_data_size_text(r.published.bytes, size, sizeof(size));

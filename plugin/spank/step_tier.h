@@ -17,19 +17,26 @@
 /*
  * In init_post_opt, as root, once the step holds its node pool key: the
  * user's tier path (tier= expanded), and whether the step's tasks read it:
- * only when the key holds nothing, and not while root's note says the tier
- * did not answer on this node a short while ago (tier_mark.h). Root opens
- * nothing on the tier.
+ * only when root's record of the key counts no more inodes than its cache
+ * directories take (the user's child then looks for a file in it), and not
+ * while root's note says the tier did not answer on this node a short while
+ * ago (tier_mark.h). Root opens nothing on the tier.
  */
 void extc_step_tier_open(struct extc_step *s);
 
+enum extc_step_tier_fetch_result {
+	EXTC_STEP_TIER_FETCHED,		/* the key holds a generation from the tier now */
+	EXTC_STEP_TIER_KEY_HELD,	/* the key held builds already: the tier was not read */
+	EXTC_STEP_TIER_COLD,		/* nothing from the tier: the reason told */
+};
+
 /*
  * In the task's seeding turn, as the user, before the node pool's take:
- * the newest whole generation of the key copied into the key directory, in
- * a child fully the user's, bounded by tier_timeout=. true when the key now
- * holds builds to take; false with the cold reason told.
+ * in a child fully the user's, bounded by tier_timeout=, unless the key
+ * holds a file already, the newest whole generation of the key copied into
+ * the key directory.
  */
-bool extc_step_tier_fetch(spank_t sp, struct extc_step *s);
+enum extc_step_tier_fetch_result extc_step_tier_fetch(spank_t sp, struct extc_step *s);
 
 /*
  * The put-back's time before any take of the step (pool_rename.h): the

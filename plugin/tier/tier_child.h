@@ -3,6 +3,7 @@
 #ifndef EXTC_TIER_CHILD_H_
 #define EXTC_TIER_CHILD_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -25,6 +26,7 @@ struct extc_tier_child_arg {
 
 /* What comes back: which step failed and why, and what was fetched or published. */
 struct extc_tier_child_res {
+	bool key_holds_builds;	/* fetch: the key had a file already; the tier was not opened */
 	enum extc_tier_path_result path;
 	enum extc_tier_fetch_result fetch;
 	enum extc_tier_publish_result publish;
@@ -35,7 +37,11 @@ struct extc_tier_child_res {
 
 /*
  * extc_as_user functions, in a process that is fully the job's user.
- * Fetch: open the tier (extc_tier_path_open: the user's own, nobody
+ * Fetch: first look at the key directory: one that holds a file (the
+ * plugin's own names aside) has builds, and the tier is not opened
+ * (r->key_holds_builds); one that holds only empty directories (a step
+ * put back nothing) has them removed, so that the generation's take
+ * their names. Then open the tier (extc_tier_path_open: the user's own, nobody
  * else's to write) and the key directory, and copy the newest whole
  * generation of the key into it (extc_tier_fetch). Publish: the same
  * opens, then a new generation of the key directory's builds

@@ -208,15 +208,19 @@ log_has() {
     # root's note, in n3's node-local pool
     itest_poll 30 lab_node n3 test -f "$note" || fail "no $note on n3"
     assert_equal "$(lab_node n3 stat -c '%U' "$note")" root
-    # the user's next step on n3, the mount still hanging, does not read the
-    # tier: it would wait tier_timeout= again and say so. A key of its own:
-    # the note is the user's, for every key; and the first key, though its
-    # put-back moved nothing, now counts as holding something (its empty
-    # directories' blocks), so a step of it would not look at the tier at all
-    step n3 hang-next true
+    # the user's next step on n3, of the same key (its put-back moved nothing:
+    # only empty directories), the mount still hanging, does not read the
+    # tier, which would wait tier_timeout= again and say so; it builds, and
+    # its end does not publish to the tier either (a child stuck there until
+    # publish_timeout=)
+    lab_wait_settled 60 >/dev/null
+    step n3 hang "$(build)"
     [ "$RC" -eq 0 ] || fail "srun failed ($RC): $OUT"
     itest_match "node n3: cold: the site tier did not answer on this node less than 600 s ago: not read" "$OUT"
     ! grep -q 'did not answer within' <<<"$OUT" || fail "the second step read the tier: $OUT"
+    itest_poll 60 grep -qa "site tier: it did not answer on this node less than 600 s ago: key [0-9a-f]* not published" "$(lab_log n3)" ||
+        fail "the end did not skip the publish: $(grep -a 'site tier' "$(lab_log n3)" | tail -n 3)"
+    lab_wait_settled 60 >/dev/null || fail "detached work left on the lab after the skipped publish"
     assert_equal "$(grep -ac "site tier: no answer within tier_timeout=" "$(lab_log n3)")" 1
     itest_no_drain
     hang_cleanup n3

@@ -22,6 +22,7 @@
 #include "base/text.h"
 #include "fsfixture.h"
 #include "testmain.h"
+#include "tier/tier_child.h"
 #include "tier/tier_entries.h"
 #include "tier/tier_fetch.h"
 #include "tier/tier_gen.h"
@@ -708,6 +709,64 @@ static void test_manifest_reading_is_strict(void **state)
 	assert_int_equal(extc_tier_entries_next(&c, &e, &res, why, sizeof(why)), 0);
 }
 
+/* The user's child's fetch into dst/ (another node's key), from the tier at 'tier' below the root. */
+static int child_fetch(const char *tier, struct extc_tier_child_res *r)
+{
+	static char tierpath[PATH_MAX + 64], keypath[PATH_MAX + 8];
+	struct extc_tier_child_arg a;
+
+	memset(&a, 0, sizeof(a));
+	assert_true(strlen(tier) < 64);
+	assert_int_equal(extc_fmt(tierpath, sizeof(tierpath), "%s/%s", fx.root, tier), 0);
+	assert_int_equal(extc_fmt(keypath, sizeof(keypath), "%s/dst", fx.root), 0);
+	a.w.node = "node2";
+	a.w.opts = opts;
+	a.tier = tierpath;
+	a.uid = getuid();
+	a.key = KEY;
+	a.key_dir = keypath;
+	a.keep = 2;
+	return (extc_tier_child_fetch(&a, r, sizeof(*r)));
+}
+
+/*
+ * A key that holds a file has builds: the tier is not even opened (here it
+ * does not exist). One that holds only empty directories, as a step that
+ * built nothing puts back, is filled from the tier, the generation taking
+ * the names of the empty directories.
+ */
+static void test_child_reads_the_tier_only_for_a_key_without_files(void **state)
+{
+	static struct extc_tier_child_res r;
+	struct extc_tier_publish_res pr;
+
+	(void)state;
+	assert_int_equal(fsfx_mkdirs(&fx, "dst/triton/k0"), 0);
+	put("dst/triton/k0/k.cubin", "mine", 0600, 1700000000, 0);
+	assert_int_equal(child_fetch("missing", &r), 0);
+	assert_true(r.key_holds_builds);
+	assert_int_equal(r.path, EXTC_TIER_PATH_OK);
+	/* only empty directories, and the key's own manifest: read the tier */
+	assert_int_equal(unlinkat(fx.rootfd, "dst/triton/k0/k.cubin", 0), 0);
+	assert_int_equal(fsfx_mkdirs(&fx, "dst/torch_extensions"), 0);
+	put("dst/.ext-cache-manifest", "key=x\n", 0600, 1700000000, 0);
+	first_generation(&pr);
+	assert_int_equal(child_fetch("tier", &r), 0);
+	assert_false(r.key_holds_builds);
+	assert_int_equal(r.fetch, EXTC_TIER_FETCHED);
+	for (const char *const *sub = (const char *const[]){ "torch_extensions", "triton", NULL };
+	     *sub != NULL; sub++) {
+		int a = openat(srcfd, *sub, O_RDONLY | O_DIRECTORY), b = openat(dstfd, *sub, O_RDONLY | O_DIRECTORY);
+
+		assert_true(a >= 0 && b >= 0);
+		assert_same_tree(a, b, *sub);
+		close(a);
+		close(b);
+	}
+	/* the key's own manifest stays as it was */
+	assert_int_equal(faccessat(dstfd, ".ext-cache-manifest", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+}
+
 #define CASE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -730,6 +789,7 @@ int main(void)
 		CASE(test_an_entry_the_node_has_already_stays),
 		CASE(test_a_killed_fetchers_stage_is_removed_a_live_ones_stays),
 		CASE(test_manifest_reading_is_strict),
+		CASE(test_child_reads_the_tier_only_for_a_key_without_files),
 	};
 	/* make check-root: a tier handed to another uid */
 	const struct CMUnitTest root[] = {
