@@ -16,15 +16,11 @@
 # bench/end_bench.c); the table: DATA/end.md.
 set -u
 
+# alone, not sourced by bench/run.sh: run.sh's helpers of its own
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     top=$(cd "$(dirname "$0")/.." && pwd)
-    build=${EXTC_BENCH_BUILD:-$top}
-    WORK=${1:-/var/lib/ext-cache-bench}
-    DATA=$WORK/data
-    mkdir -p "$DATA" || exit 1
-    say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
-    now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
-    section_time() { echo "$1 $((($(now_us) - $2) / 1000000))" >>"$DATA/durations.txt"; }
+    # shellcheck source=torchlab.sh
+    . "$top/bench/torchlab.sh" && bench_alone_nolab "${1:-}" || exit 1
 fi
 : "${END_FILES:=2000 20000 300000}" "${END_RUNS:=5}" "${END_TRITON_RUNS:=3}"
 EB=${build:-$top}/bench/end_bench

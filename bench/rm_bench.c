@@ -49,76 +49,9 @@
 #include "base/clock.h"
 #include "fs/fs_remove.h"
 
+#include "benchlib.h"
+
 extern char **environ;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "rm_bench: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void dief(const char *msg)
-{
-	fprintf(stderr, "rm_bench: %s\n", msg);
-	exit(1);
-}
-
-/* Deterministic filler: small files get realistic text-ish bytes, big ones a pattern. */
-static char small_buf[8192];
-static char *big_buf;
-#define BIG_CHUNK (1u << 20)
-
-static void fill_buffers(void)
-{
-	uint32_t x = 2463534242u;
-	size_t i;
-
-	for (i = 0; i < sizeof(small_buf); i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		small_buf[i] = (char)(' ' + x % 90);
-	}
-	big_buf = malloc(BIG_CHUNK);
-	if (big_buf == NULL)
-		die("malloc");
-	for (i = 0; i < BIG_CHUNK; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		big_buf[i] = (char)x;
-	}
-}
-
-static void write_file(int dfd, const char *name, size_t size)
-{
-	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		die(name);
-	while (size > 0) {
-		const char *src = size >= BIG_CHUNK ? big_buf : small_buf;
-		size_t chunk = size >= BIG_CHUNK ? BIG_CHUNK : (size < sizeof(small_buf) ? size : sizeof(small_buf));
-		ssize_t n = write(fd, src, chunk);
-
-		if (n < 0)
-			die("write");
-		size -= (size_t)n;
-	}
-	close(fd);
-}
-
-static int make_dir(int pfd, const char *name)
-{
-	int fd;
-
-	if (mkdirat(pfd, name, 0755) < 0)
-		die(name);
-	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		die(name);
-	return (fd);
-}
 
 /* A Triton cache: <cache>/<52-char hash>/{kernel files}, flat, small files. */
 static uint64_t build_triton(int pfd, const char *name)
@@ -130,7 +63,7 @@ static uint64_t build_triton(int pfd, const char *name)
 		{ ".json", 900 }, { ".cubin", 6144 }, { ".ptx", 4096 },
 		{ ".ttgir", 2048 }, { ".llir", 3072 },
 	};
-	int top = make_dir(pfd, name);
+	int top = bench_make_dir(pfd, name);
 	uint64_t entries = 1;
 	char hash[64], fname[96];
 	unsigned d, f;
@@ -140,11 +73,11 @@ static uint64_t build_triton(int pfd, const char *name)
 
 		snprintf(hash, sizeof(hash), "%08x%08xQ3HWK7ZPRBYGD2M5N4XT6VFJ%04uCS", d * 2654435761u,
 			 d ^ 0x5bd1e995u, d % 10000);
-		dfd = make_dir(top, hash);
+		dfd = bench_make_dir(top, hash);
 		for (f = 0; f < 5; f++) {
 			snprintf(fname, sizeof(fname), "%s_kernel%s", f == 0 ? "__grp__" : "triton",
 				 files[f].suffix);
-			write_file(dfd, fname, files[f].size + (d % 7) * 16);
+			bench_write_file(dfd, fname, files[f].size + (d % 7) * 16);
 		}
 		close(dfd);
 		entries += 6;
@@ -157,24 +90,24 @@ static uint64_t build_triton(int pfd, const char *name)
 static uint64_t build_torch(int pfd, const char *name)
 {
 	static const char *exts[3] = { "fused_adam", "transformer_inference", "flash_attn_ext" };
-	int top = make_dir(pfd, name);
-	int py = make_dir(top, "py311_cu121");
+	int top = bench_make_dir(pfd, name);
+	int py = bench_make_dir(top, "py311_cu121");
 	uint64_t entries = 2;
 	char fname[96];
 	unsigned e;
 
 	for (e = 0; e < 3; e++) {
-		int dfd = make_dir(py, exts[e]);
+		int dfd = bench_make_dir(py, exts[e]);
 
-		write_file(dfd, "build.ninja", 2300);
-		write_file(dfd, ".ninja_deps", 48 * 1024);
-		write_file(dfd, ".ninja_log", 400);
+		bench_write_file(dfd, "build.ninja", 2300);
+		bench_write_file(dfd, ".ninja_deps", 48 * 1024);
+		bench_write_file(dfd, ".ninja_log", 400);
 		snprintf(fname, sizeof(fname), "%s.o", exts[e]);
-		write_file(dfd, fname, 3u << 20);
-		write_file(dfd, "kernels.cuda.o", 6u << 20);
-		write_file(dfd, "bindings.o", 1u << 20);
+		bench_write_file(dfd, fname, 3u << 20);
+		bench_write_file(dfd, "kernels.cuda.o", 6u << 20);
+		bench_write_file(dfd, "bindings.o", 1u << 20);
 		snprintf(fname, sizeof(fname), "%s.so", exts[e]);
-		write_file(dfd, fname, 50u << 20);
+		bench_write_file(dfd, fname, 50u << 20);
 		close(dfd);
 		entries += 8;
 	}
@@ -186,16 +119,16 @@ static uint64_t build_torch(int pfd, const char *name)
 /* A chain of nested directories, one small file at the bottom. */
 static uint64_t build_chain(int pfd, const char *name)
 {
-	int fd = make_dir(pfd, name);
+	int fd = bench_make_dir(pfd, name);
 	unsigned i;
 
 	for (i = 0; i < 10000; i++) {
-		int next = make_dir(fd, "d");
+		int next = bench_make_dir(fd, "d");
 
 		close(fd);
 		fd = next;
 	}
-	write_file(fd, "bottom", 100);
+	bench_write_file(fd, "bottom", 100);
 	close(fd);
 	return (10002);
 }
@@ -208,7 +141,7 @@ static uint64_t build(int wfd, const char *shape, const char *name)
 		return (build_torch(wfd, name));
 	if (strcmp(shape, "chain") == 0)
 		return (build_chain(wfd, name));
-	dief("unknown shape (triton, torch, chain)");
+	bench_dief("unknown shape (triton, torch, chain)");
 	return (0);
 }
 
@@ -244,14 +177,14 @@ static uint64_t time_rm(const char *rm, const char *workdir, const char *name)
 	t0 = extc_clock_monotonic_ns();
 	errno = posix_spawn(&pid, rm, NULL, NULL, argv, environ);
 	if (errno != 0)
-		die(rm);
+		bench_die(rm);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR)
-			die("waitpid");
+			bench_die("waitpid");
 	}
 	t1 = extc_clock_monotonic_ns();
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		dief("rm -rf failed");
+		bench_dief("rm -rf failed");
 	return (t1 - t0);
 }
 
@@ -263,19 +196,6 @@ static void must_be_gone(int wfd, const char *name, const char *who)
 		fprintf(stderr, "rm_bench: %s left %s behind\n", who, name);
 		exit(1);
 	}
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x < y ? -1 : x > y);
-}
-
-static uint64_t median(uint64_t *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
 }
 
 int main(int argc, char **argv)
@@ -305,38 +225,36 @@ int main(int argc, char **argv)
 			only = opt;
 			break;
 		default:
-			dief("usage: rm_bench [-r RUNS] [-R RM] [-d|-D] WORKDIR triton|torch|chain");
+			bench_dief("usage: rm_bench [-r RUNS] [-R RM] [-d|-D] WORKDIR triton|torch|chain");
 		}
 	}
 	if (only == 'B' && argc - optind == 3) {
-		fill_buffers();
 		wfd = open(argv[optind], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (wfd < 0)
-			die(argv[optind]);
+			bench_die(argv[optind]);
 		printf("%llu entries\n", (unsigned long long)build(wfd, argv[optind + 1], argv[optind + 2]));
 		return (0);
 	}
 	if (only == 'X' && argc - optind == 2) {
 		wfd = open(argv[optind], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (wfd < 0)
-			die(argv[optind]);
+			bench_die(argv[optind]);
 		printf("%.3f ms\n", (double)time_engine(wfd, argv[optind + 1], with_deadline) / 1e6);
 		return (0);
 	}
 	if (argc - optind != 2 || runs < 1)
-		dief("usage: rm_bench [-r RUNS] [-R RM] [-d|-D] WORKDIR triton|torch|chain");
+		bench_dief("usage: rm_bench [-r RUNS] [-R RM] [-d|-D] WORKDIR triton|torch|chain");
 	workdir = argv[optind];
 	shape = argv[optind + 1];
-	fill_buffers();
 	wfd = open(workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (wfd < 0)
-		die(workdir);
+		bench_die(workdir);
 	eng = calloc((size_t)runs, sizeof(*eng));
 	rmt = calloc((size_t)runs, sizeof(*rmt));
 	spawn = calloc((size_t)runs, sizeof(*spawn));
 	ratio = calloc((size_t)runs, sizeof(*ratio));
 	if (eng == NULL || rmt == NULL || spawn == NULL || ratio == NULL)
-		die("calloc");
+		bench_die("calloc");
 	for (i = 0; i < runs; i++) {
 		char a[64], b[64];
 		int engine_first = (i % 2 == 0);
@@ -352,16 +270,16 @@ int main(int argc, char **argv)
 			entries = build(wfd, shape, b);
 		}
 		if (syncfs(wfd) < 0)
-			die("syncfs");
+			bench_die("syncfs");
 		if (engine_first) {
 			eng[i] = time_engine(wfd, a, with_deadline);
 			if (syncfs(wfd) < 0)
-				die("syncfs");
+				bench_die("syncfs");
 			rmt[i] = time_rm(rm, workdir, b);
 		} else {
 			rmt[i] = time_rm(rm, workdir, b);
 			if (syncfs(wfd) < 0)
-				die("syncfs");
+				bench_die("syncfs");
 			eng[i] = time_engine(wfd, a, with_deadline);
 		}
 		must_be_gone(wfd, a, "the engine");
@@ -373,13 +291,13 @@ int main(int argc, char **argv)
 		       (unsigned long long)entries);
 		fflush(stdout);
 		if (syncfs(wfd) < 0)
-			die("syncfs");
+			bench_die("syncfs");
 	}
 	{
-		uint64_t me = median(eng, (size_t)runs), mr = median(rmt, (size_t)runs);
-		uint64_t ms = median(spawn, (size_t)runs);
+		uint64_t me = bench_median(eng, (size_t)runs), mr = bench_median(rmt, (size_t)runs);
+		uint64_t ms = bench_median(spawn, (size_t)runs);
 
-		uint64_t mq = median(ratio, (size_t)runs);
+		uint64_t mq = bench_median(ratio, (size_t)runs);
 
 		printf("median %s %d %llu %llu %.3f %llu\n", shape, runs, (unsigned long long)me,
 		       (unsigned long long)mr, (double)mq / 1e6, (unsigned long long)ms);

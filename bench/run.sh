@@ -28,7 +28,9 @@
 #      pool vs cold vs the user's own home cache without the plugin; the launch
 #      with an empty pool vs pool=off; seeding seconds per 100 MB; 7d
 #      (bench/end.sh, no lab): a step's end that added nothing to a key of
-#      2000/20000/300000 entries, the old way vs the new, tmpfs and ext4
+#      2000/20000/300000 entries, the old way vs the new, tmpfs and ext4; 7e
+#      (bench/tier.sh, no lab): the site tier's fetch of a Triton-shaped and a
+#      torch-shaped key against `cp -a` of the same generation, and its publish
 # and writes FILE (default bench/RESULTS.md): the machine, the raw medians and
 # the ratios. Every figure is a ratio (or difference) of two things measured in
 # the same run, interleaved, as medians over repeated runs; absolute times are
@@ -429,6 +431,9 @@ section_time footprint "$T"
 # 7d. a step's end that added nothing (no lab: bench/end_bench on its own keys)
 # shellcheck source=end.sh
 . "$top/bench/end.sh"
+# 7e. the site tier's copies (no lab: bench/tier_bench on its own keys)
+# shellcheck source=tier.sh
+. "$top/bench/tier.sh"
 
 lab_stop >/dev/null 2>&1
 trap - EXIT

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # For the warm start benchmarks (bench/warm.sh, bench/compile.sh,
-# bench/pool.sh):
+# bench/pool.sh; bench_alone_nolab for bench/end.sh and bench/tier.sh):
 #   bench_alone NAME DATA      run alone (not from bench/run.sh): root
 #                          checked, WORK, DATA (the argument or
 #                          $WORK/NAME-data), PY, the lab's directory and
@@ -26,8 +26,29 @@ bench_torch_lab() {
         chmod -R a+rX,go-w "$LAB/work/torch"
 }
 
+# run.sh's say, now_us and section_time (DATA/durations.txt), for a benchmark run alone
+# shellcheck disable=SC2317
+bench_alone_helpers() {
+    say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
+    now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
+    section_time() { echo "$1 $((($(now_us) - $2) / 1000000))" >>"$DATA/durations.txt"; }
+}
+
+# bench_alone_nolab [WORK]: a benchmark without a lab (bench/end.sh,
+# bench/tier.sh) run alone: build (EXTC_BENCH_BUILD, else the caller's top),
+# WORK (the argument, default /var/lib/ext-cache-bench), DATA ($WORK/data,
+# made) and bench_alone_helpers
+# shellcheck disable=SC2034,SC2154
+bench_alone_nolab() {
+    build=${EXTC_BENCH_BUILD:-$top}
+    WORK=${1:-/var/lib/ext-cache-bench}
+    DATA=$WORK/data
+    mkdir -p "$DATA" || return 1
+    bench_alone_helpers
+}
+
 # (say, now_us, section_time and PY are for the caller)
-# shellcheck disable=SC2034,SC2317
+# shellcheck disable=SC2034
 bench_alone() {
     WORK=${EXTC_BENCH_WORK:-/var/lib/ext-cache-bench}
     DATA=${2:-$WORK/$1-data}
@@ -35,9 +56,7 @@ bench_alone() {
     export EXTC_LAB=${EXTC_LAB:-$WORK/ext-cache-lab}
     export EXTC_LAB_CTLD_PORT=${EXTC_LAB_CTLD_PORT:-17817}
     export EXTC_LAB_SLURMD_PORT=${EXTC_LAB_SLURMD_PORT:-17818}
-    say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
-    now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
-    section_time() { echo "$1 $((($(now_us) - $2) / 1000000))" >>"$DATA/durations.txt"; }
+    bench_alone_helpers
     [ "$(id -u)" -eq 0 ] || { echo "bench/$1.sh: must run as root" >&2; return 1; }
     mkdir -p "$DATA"
 }

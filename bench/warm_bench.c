@@ -37,6 +37,8 @@
 #include "fs/fs_remove.h"
 #include "warm/warm_copy.h"
 
+#include "benchlib.h"
+
 extern char **environ;
 
 static void die(const char *what)
@@ -177,13 +179,6 @@ static uint64_t run_engine(int workfd, struct extc_copy_stats *st)
 	return (t0);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x < y ? -1 : x > y);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -259,8 +254,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		clean(workfd);
 	}
-	qsort(eng, (size_t)runs, sizeof(eng[0]), cmp_u64);
-	qsort(cp, (size_t)runs, sizeof(cp[0]), cmp_u64);
+	qsort(eng, (size_t)runs, sizeof(eng[0]), bench_cmp_u64);
+	qsort(cp, (size_t)runs, sizeof(cp[0]), bench_cmp_u64);
 	qsort(ratio, (size_t)runs, sizeof(ratio[0]), cmp_double);
 	printf("median %d %llu %llu %.3f %llu %llu\n", runs, (unsigned long long)eng[runs / 2],
 	       (unsigned long long)cp[runs / 2], ratio[runs / 2], (unsigned long long)files,
