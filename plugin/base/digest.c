@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-ext-cache: XXH64, the digest a site tier's manifest keeps of every file. */
+#include <endian.h>
 #include <string.h>
 
 #include "base/digest.h"
@@ -21,12 +22,10 @@ static uint64_t rotl(uint64_t x, unsigned r)
 /* Little-endian, whatever the host: the digest of the same bytes is the same on every node. */
 static uint64_t read64(const unsigned char *p)
 {
-	uint64_t v = 0;
-	unsigned i;
+	uint64_t v;
 
-	for (i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8u * i);
-	return (v);
+	memcpy(&v, p, sizeof(v));	/* one load, at any alignment */
+	return (le64toh(v));
 }
 
 static uint32_t read32(const unsigned char *p)
@@ -81,8 +80,21 @@ void extc_digest_update(struct extc_digest *d, const void *data, size_t n)
 		stripe(d, d->buf);
 		d->buffered = 0;
 	}
-	for (; n >= STRIPE; p += STRIPE, n -= STRIPE)
-		stripe(d, p);
+	if (n >= STRIPE) {
+		/* the lanes in registers: stored through d they could alias the bytes read */
+		uint64_t v0 = d->lane[0], v1 = d->lane[1], v2 = d->lane[2], v3 = d->lane[3];
+
+		for (; n >= STRIPE; p += STRIPE, n -= STRIPE) {
+			v0 = round64(v0, read64(p));
+			v1 = round64(v1, read64(p + 8));
+			v2 = round64(v2, read64(p + 16));
+			v3 = round64(v3, read64(p + 24));
+		}
+		d->lane[0] = v0;
+		d->lane[1] = v1;
+		d->lane[2] = v2;
+		d->lane[3] = v3;
+	}
 	memcpy(d->buf, p, n);
 	d->buffered = n;
 }
