@@ -4,6 +4,7 @@
  * and what warm start and the node pool both need of it: the job's
  * environment, the job's user, the node's name, a user's child's argument.
  */
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,6 +14,7 @@
 
 #include "container/container_env.h"
 #include "base/layout.h"
+#include "base/seed_path.h"
 #include "base/text.h"
 #include "pool/pool_hold.h"
 #include "spank/log.h"
@@ -62,6 +64,19 @@ void extc_step_share_turn(struct extc_step *s)
 const char *extc_step_job_env(spank_t sp, const char *name, char *buf, int len)
 {
 	return (spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS ? buf : NULL);
+}
+
+int extc_step_expand_pattern(const struct extc_step *s, const char *pattern, char *out,
+			     size_t outlen, char *why, size_t whylen)
+{
+	char pwbuf[4096];
+	struct passwd pw, *res = NULL;
+
+	if (getpwuid_r(s->ids.uid, &pw, pwbuf, sizeof(pwbuf), &res) != 0)
+		res = NULL;
+	/* only text here: the path is opened by the user's own process */
+	return (extc_seed_path_expand(pattern, s->ids.uid, res ? res->pw_name : NULL, out, outlen,
+				      why, whylen));
 }
 
 /*

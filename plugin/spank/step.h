@@ -199,6 +199,13 @@ void extc_step_share_turn(struct extc_step *s);
 const char *extc_step_job_env(spank_t sp, const char *name, char *buf, int len);
 
 /*
+ * An admin's pattern (seed=, tier=) for the job's user: %u its uid, %U its
+ * name (extc_seed_path_expand). 0, or -1 and 'why'.
+ */
+int extc_step_expand_pattern(const struct extc_step *s, const char *pattern, char *out,
+			     size_t outlen, char *why, size_t whylen);
+
+/*
  * This node's name for manifests and stage names: resolved at the first
  * call of a step (in init_post_opt), and the same for the rest of it.
  */

@@ -3,7 +3,6 @@
  * spank-ext-cache: the site tier in slurmstepd: read on a node pool miss,
  * in the user's task; published from one node in the step's detached end.
  */
-#include <pwd.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -12,7 +11,6 @@
 #include <slurm/spank.h>
 
 #include "base/clock.h"
-#include "base/seed_path.h"
 #include "base/text.h"
 #include "proc/as_user.h"
 #include "spank/log.h"
@@ -33,6 +31,12 @@
 static uint64_t grace_ns(const struct extc_config *cfg)
 {
 	return (((uint64_t)cfg->tier_timeout * 2 + 60) * 1000000000ULL);
+}
+
+/* A child that failed after 90% of its bound ran out of it (its own deadline is there). */
+static bool ran_out(uint64_t t0, uint32_t timeout_s)
+{
+	return (extc_clock_monotonic_ns() - t0 >= (uint64_t)timeout_s * 900000000ULL);
 }
 
 static int64_t now_s(void)
@@ -60,16 +64,11 @@ void extc_step_tier_open(struct extc_step *s)
 {
 	const struct extc_config *cfg = &s->cfg;
 	struct extc_step_tier *t = &s->tier;
-	char pwbuf[4096], why[EXTC_WHY_MAX];
-	struct passwd pw, *res = NULL;
+	char why[EXTC_WHY_MAX];
 
 	if (cfg->tier[0] == '\0' || !s->pool.held)
 		return;
-	if (getpwuid_r(s->ids.uid, &pw, pwbuf, sizeof(pwbuf), &res) != 0)
-		res = NULL;
-	/* only text here: the path is opened by the user's own process */
-	if (extc_seed_path_expand(cfg->tier, s->ids.uid, res ? res->pw_name : NULL, t->path,
-				  sizeof(t->path), why, sizeof(why)) < 0) {
+	if (extc_step_expand_pattern(s, cfg->tier, t->path, sizeof(t->path), why, sizeof(why)) < 0) {
 		extc_verbose("tier=%s: %s; the site tier is not used", cfg->tier, why);
 		t->path[0] = '\0';
 		return;
@@ -177,8 +176,7 @@ enum extc_step_tier_fetch_result extc_step_tier_fetch(spank_t sp, struct extc_st
 	ret = extc_as_user(&cr, (uint64_t)timeout_s * 1000, extc_tier_child_fetch, &a, &r, sizeof(r),
 			   why, sizeof(why));
 	/* the child was killed at the bound, or gave up at its own deadline just before it */
-	timed_out = (ret == EXTC_AS_USER_FAILED &&
-		     extc_clock_monotonic_ns() - t0 >= (uint64_t)timeout_s * 900000000ULL) ||
+	timed_out = (ret == EXTC_AS_USER_FAILED && ran_out(t0, timeout_s)) ||
 		    (ret != EXTC_AS_USER_FAILED && r.fetch == EXTC_TIER_FETCH_TIMEOUT);
 	if (timed_out && s->shared != NULL)
 		__atomic_store_n(&s->shared->tier_timed_out, 1, __ATOMIC_RELEASE);
@@ -271,8 +269,7 @@ void extc_step_tier_publish(spank_t sp, struct extc_step *s, const struct extc_w
 		extc_info("site tier: key %s not published: %s", s->pool.key,
 			  ret == EXTC_AS_USER_FAILED ? why : r.why);
 		/* killed at the bound: the next steps on this node neither read nor publish for a while */
-		if (ret == EXTC_AS_USER_FAILED &&
-		    extc_clock_monotonic_ns() - t0 >= (uint64_t)s->cfg.publish_timeout * 900000000ULL &&
+		if (ret == EXTC_AS_USER_FAILED && ran_out(t0, s->cfg.publish_timeout) &&
 		    extc_tier_mark_unreachable(&s->tree, s->ids.uid, now_s(), why, sizeof(why)) < 0)
 			extc_info("site tier: cannot note that it did not answer: %s", why);
 		return;

@@ -4,7 +4,6 @@
  * directories a step asks for (init_post_opt), the seed (task_init), and
  * what the user must hear of them.
  */
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
@@ -93,16 +92,11 @@ static void admin_seed(struct extc_step *s)
 {
 	const struct extc_config *cfg = &s->cfg;
 	struct extc_step_warm *w = &s->warm;
-	uid_t uid = s->ids.uid;
-	char pwbuf[4096], why[EXTC_WHY_MAX];
-	struct passwd pw, *res = NULL;
+	char why[EXTC_WHY_MAX];
 
 	if (cfg->seed[0] == '\0' || cfg->seed_max == 0)
 		return;
-	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) != 0)
-		res = NULL;
-	if (extc_seed_path_expand(cfg->seed, uid, res ? res->pw_name : NULL, w->seed,
-				  sizeof(w->seed), why, sizeof(why)) < 0) {
+	if (extc_step_expand_pattern(s, cfg->seed, w->seed, sizeof(w->seed), why, sizeof(why)) < 0) {
 		extc_verbose("seed=%s: %s; not seeding", cfg->seed, why);
 		w->seed[0] = '\0';
 		return;
