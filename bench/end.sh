@@ -16,12 +16,8 @@
 # bench/end_bench.c); the table: DATA/end.md.
 set -u
 
-# alone, not sourced by bench/run.sh: run.sh's helpers of its own
-if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-    top=$(cd "$(dirname "$0")/.." && pwd)
-    # shellcheck source=torchlab.sh
-    . "$top/bench/torchlab.sh" && bench_alone_nolab "${1:-}" || exit 1
-fi
+# shellcheck source=torchlab.sh
+. "$(dirname "${BASH_SOURCE[0]}")/torchlab.sh" && bench_nolab_entry "$0" "${BASH_SOURCE[0]}" "${1:-}" || exit 1
 : "${END_FILES:=2000 20000 300000}" "${END_RUNS:=5}" "${END_TRITON_RUNS:=3}"
 EB=${build:-$top}/bench/end_bench
 [ -x "$EB" ] || { echo "bench: $EB is not built (make bench/end_bench)" >&2; exit 1; }
@@ -29,28 +25,17 @@ T=$(now_us)
 say "7d. a step's end that added nothing, old way vs new, keys of $END_FILES entries ($END_RUNS runs), tmpfs and ext4"
 mkdir -p "$WORK/end-tmpfs" "$WORK/end-ext4" || exit 1
 : >"$DATA/end.txt"
-# shellcheck disable=SC2016,SC2086 # expanded by the inner shell; END_FILES: words
-unshare -m --propagation private -- sh -c \
-    'mount -t tmpfs -o size=3g,nr_inodes=2m,mode=0711 ext-cache-bench "$1" && shift && exec "$@"' \
-    _ "$WORK/end-tmpfs" "$EB" -r "$END_RUNS" "$WORK/end-tmpfs" $END_FILES | sed 's/^/tmpfs /' >>"$DATA/end.txt" ||
+# shellcheck disable=SC2086 # END_FILES: words
+bench_in_tmpfs "$WORK/end-tmpfs" 2m "$EB" -r "$END_RUNS" "$WORK/end-tmpfs" $END_FILES | sed 's/^/tmpfs /' >>"$DATA/end.txt" ||
     { echo "bench: end_bench on tmpfs failed" >&2; exit 1; }
 # Triton's cache, both ways (tmpfs only)
-# shellcheck disable=SC2016,SC2086
-unshare -m --propagation private -- sh -c \
-    'mount -t tmpfs -o size=3g,nr_inodes=2m,mode=0711 ext-cache-bench "$1" && shift && exec "$@"' \
-    _ "$WORK/end-tmpfs" "$EB" -r "$END_TRITON_RUNS" -t "$WORK/end-tmpfs" $END_FILES | sed 's/^/tmpfs-triton /' >>"$DATA/end.txt" ||
+# shellcheck disable=SC2086
+bench_in_tmpfs "$WORK/end-tmpfs" 2m "$EB" -r "$END_TRITON_RUNS" -t "$WORK/end-tmpfs" $END_FILES | sed 's/^/tmpfs-triton /' >>"$DATA/end.txt" ||
     { echo "bench: end_bench -t on tmpfs failed" >&2; exit 1; }
 img=$WORK/end-ext4.img
-rm -f "$img"
-if ! { truncate -s 3G "$img" && mkfs.ext4 -q -F -E nodiscard -N 1000000 "$img"; }; then
-    echo "bench: no ext4 image for end_bench" >&2
-    exit 1
-fi
-echo "ext4 for 7d: a loop image, $(dumpe2fs -h "$img" 2>/dev/null | grep -i '^Filesystem features' | tr -s ' ')" >>"$DATA/machine.txt"
-# shellcheck disable=SC2016,SC2086
-unshare -m --propagation private -- sh -c \
-    'mount -o loop "$1" "$2" && chmod 0711 "$2" && shift 2 && exec "$@"' \
-    _ "$img" "$WORK/end-ext4" "$EB" -r "$END_RUNS" "$WORK/end-ext4" $END_FILES | sed 's/^/ext4 /' >>"$DATA/end.txt" ||
+bench_ext4_image "$img" 1000000 7d || { echo "bench: no ext4 image for end_bench" >&2; exit 1; }
+# shellcheck disable=SC2086
+bench_in_ext4 "$img" "$WORK/end-ext4" "$EB" -r "$END_RUNS" "$WORK/end-ext4" $END_FILES | sed 's/^/ext4 /' >>"$DATA/end.txt" ||
     { echo "bench: end_bench on ext4 failed" >&2; rm -f "$img"; exit 1; }
 rm -f "$img"
 # the table: per filesystem and size, old and new medians side by side, and their ratio

@@ -14,12 +14,8 @@
 # bench/tier_bench.c); the table: DATA/tier.md.
 set -u
 
-# alone, not sourced by bench/run.sh: run.sh's helpers of its own
-if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-    top=$(cd "$(dirname "$0")/.." && pwd)
-    # shellcheck source=torchlab.sh
-    . "$top/bench/torchlab.sh" && bench_alone_nolab "${1:-}" || exit 1
-fi
+# shellcheck source=torchlab.sh
+. "$(dirname "${BASH_SOURCE[0]}")/torchlab.sh" && bench_nolab_entry "$0" "${BASH_SOURCE[0]}" "${1:-}" || exit 1
 : "${TIER_RUNS:=5}" "${TIER_KERNELS:=20}" "${TIER_FILES:=1000}" "${TIER_SO_MB:=30}"
 TB=${build:-$top}/bench/tier_bench
 [ -x "$TB" ] || { echo "bench: $TB is not built (make bench/tier_bench)" >&2; exit 1; }
@@ -28,22 +24,11 @@ say "7e. the site tier: fetch vs cp -a of one generation, and publish ($TIER_RUN
 tb_args=(-r "$TIER_RUNS" -k "$TIER_KERNELS" -f "$TIER_FILES" -m "$TIER_SO_MB")
 mkdir -p "$WORK/tier-tmpfs" "$WORK/tier-ext4" || exit 1
 : >"$DATA/tier.txt"
-# shellcheck disable=SC2016 # expanded by the inner shell
-unshare -m --propagation private -- sh -c \
-    'mount -t tmpfs -o size=3g,nr_inodes=1m,mode=0711 ext-cache-bench "$1" && shift && exec "$@"' \
-    _ "$WORK/tier-tmpfs" "$TB" "${tb_args[@]}" "$WORK/tier-tmpfs" | sed 's/^/tmpfs /' >>"$DATA/tier.txt" ||
+bench_in_tmpfs "$WORK/tier-tmpfs" 1m "$TB" "${tb_args[@]}" "$WORK/tier-tmpfs" | sed 's/^/tmpfs /' >>"$DATA/tier.txt" ||
     { echo "bench: tier_bench on tmpfs failed" >&2; exit 1; }
 img=$WORK/tier-ext4.img
-rm -f "$img"
-if ! { truncate -s 3G "$img" && mkfs.ext4 -q -F -E nodiscard -N 500000 "$img"; }; then
-    echo "bench: no ext4 image for tier_bench" >&2
-    exit 1
-fi
-echo "ext4 for 7e: a loop image, $(dumpe2fs -h "$img" 2>/dev/null | grep -i '^Filesystem features' | tr -s ' ')" >>"$DATA/machine.txt"
-# shellcheck disable=SC2016
-unshare -m --propagation private -- sh -c \
-    'mount -o loop "$1" "$2" && chmod 0711 "$2" && shift 2 && exec "$@"' \
-    _ "$img" "$WORK/tier-ext4" "$TB" "${tb_args[@]}" "$WORK/tier-ext4" | sed 's/^/ext4 /' >>"$DATA/tier.txt" ||
+bench_ext4_image "$img" 500000 7e || { echo "bench: no ext4 image for tier_bench" >&2; exit 1; }
+bench_in_ext4 "$img" "$WORK/tier-ext4" "$TB" "${tb_args[@]}" "$WORK/tier-ext4" | sed 's/^/ext4 /' >>"$DATA/tier.txt" ||
     { echo "bench: tier_bench on ext4 failed" >&2; rm -f "$img"; exit 1; }
 rm -f "$img"
 # the table: per filesystem and key, the medians side by side and fetch / cp -a

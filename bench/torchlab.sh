@@ -7,6 +7,13 @@
 #                          $WORK/NAME-data), PY, the lab's directory and
 #                          ports as bench/run.sh has them, and run.sh's say,
 #                          now_us and section_time
+#   bench_in_tmpfs DIR INODES CMD...   CMD in a mount namespace of its own,
+#                          with a 3 GB tmpfs of INODES inodes on DIR
+#   bench_ext4_image IMG INODES SECTION  a 3 GB journaled ext4 image of
+#                          INODES inodes, its features noted in
+#                          DATA/machine.txt for SECTION
+#   bench_in_ext4 IMG DIR CMD...  CMD in a mount namespace of its own, IMG
+#                          mounted on DIR
 # and after tests/integration/lib/cluster.sh's lab_setup:
 #   bench_torch_lab WHAT TOP   restart the lab with the plugin loaded and
 #                          slurmd verbose (the plugin logs its seeds), and give
@@ -26,12 +33,44 @@ bench_torch_lab() {
         chmod -R a+rX,go-w "$LAB/work/torch"
 }
 
+bench_in_tmpfs() {
+    local dir=$1 inodes=$2
+    shift 2
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    unshare -m --propagation private -- sh -c \
+        'mount -t tmpfs -o "size=3g,nr_inodes=$1,mode=0711" ext-cache-bench "$2" && shift 2 && exec "$@"' \
+        _ "$inodes" "$dir" "$@"
+}
+
+bench_ext4_image() {
+    rm -f "$1"
+    { truncate -s 3G "$1" && mkfs.ext4 -q -F -E nodiscard -N "$2" "$1"; } || return 1
+    echo "ext4 for $3: a loop image, $(dumpe2fs -h "$1" 2>/dev/null | grep -i '^Filesystem features' | tr -s ' ')" >>"$DATA/machine.txt"
+}
+
+bench_in_ext4() {
+    local img=$1 dir=$2
+    shift 2
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    unshare -m --propagation private -- sh -c \
+        'mount -o loop "$1" "$2" && chmod 0711 "$2" && shift 2 && exec "$@"' _ "$img" "$dir" "$@"
+}
+
 # run.sh's say, now_us and section_time (DATA/durations.txt), for a benchmark run alone
 # shellcheck disable=SC2317
 bench_alone_helpers() {
     say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
     now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
     section_time() { echo "$1 $((($(now_us) - $2) / 1000000))" >>"$DATA/durations.txt"; }
+}
+
+# bench_nolab_entry ARGV0 SOURCE [WORK]: a benchmark without a lab, sourced
+# by bench/run.sh (SOURCE is not ARGV0: nothing to do) or run alone (top
+# from SOURCE's folder, then bench_alone_nolab WORK)
+# shellcheck disable=SC2034
+bench_nolab_entry() {
+    [ "$1" = "$2" ] || return 0
+    top=$(cd "$(dirname "$2")/.." && pwd) && bench_alone_nolab "${3:-}"
 }
 
 # bench_alone_nolab [WORK]: a benchmark without a lab (bench/end.sh,
